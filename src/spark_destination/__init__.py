@@ -1,0 +1,5 @@
+"""spark-destination: a Fivetran Partner SDK v2 destination for Apache Iceberg through Apache Spark."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

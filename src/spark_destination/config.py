@@ -1,0 +1,86 @@
+"""The ``configuration`` map every request carries, parsed and validated (pure).
+
+Keys (all optional; documented in the README and in ConfigurationForm):
+
+- ``warehouse``: Iceberg warehouse location (path or URI), default ``./warehouse``.
+- ``catalog``: the Iceberg catalog name used in SQL, default ``lake``.
+- ``spark_master``: Spark master URL, default ``local[*]``. Fixed when the JVM starts.
+- ``driver_memory``: e.g. ``2g``. Fixed when the JVM starts.
+- ``jar_source``: ``bundled`` (Iceberg jar from PyPI, works offline) or ``maven``
+  (``spark.jars.packages``). Fixed when the JVM starts.
+- ``spark_conf``: extra ``spark.*`` settings, ``key=value`` pairs separated by newlines or ``;``.
+  Fixed when the JVM starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from spark_destination.errors import ConfigurationError
+
+DEFAULT_WAREHOUSE: Final = "./warehouse"
+DEFAULT_CATALOG: Final = "lake"
+DEFAULT_MASTER: Final = "local[*]"
+DEFAULT_DRIVER_MEMORY: Final = "2g"
+JAR_SOURCES: Final = ("bundled", "maven")
+
+_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MEMORY = re.compile(r"^[0-9]+[kmgtKMGT]?$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DestinationConfig:
+    warehouse: str = DEFAULT_WAREHOUSE
+    catalog: str = DEFAULT_CATALOG
+    spark_master: str = DEFAULT_MASTER
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
+    jar_source: str = "bundled"
+    spark_conf: tuple[tuple[str, str], ...] = ()
+
+
+def _value(configuration: Mapping[str, str], key: str, default: str) -> str:
+    value = configuration.get(key, "").strip()
+    return value or default
+
+
+def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in re.split(r"[;\n]", text):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key.startswith("spark."):
+            raise ConfigurationError(
+                f"spark_conf entry {key or item!r} must look like 'spark.some.setting=value'"
+            )
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
+def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
+    catalog = _value(configuration, "catalog", DEFAULT_CATALOG)
+    if not _CATALOG_NAME.match(catalog):
+        raise ConfigurationError(
+            f"catalog {catalog!r} must be a plain name (letters, digits, underscores)"
+        )
+    memory = _value(configuration, "driver_memory", DEFAULT_DRIVER_MEMORY)
+    if not _MEMORY.match(memory):
+        raise ConfigurationError(f"driver_memory {memory!r} must look like '2g' or '512m'")
+    jar_source = _value(configuration, "jar_source", "bundled").lower()
+    if jar_source not in JAR_SOURCES:
+        raise ConfigurationError(
+            f"jar_source {jar_source!r} must be one of: {', '.join(JAR_SOURCES)}"
+        )
+    return DestinationConfig(
+        warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
+        catalog=catalog,
+        spark_master=_value(configuration, "spark_master", DEFAULT_MASTER),
+        driver_memory=memory,
+        jar_source=jar_source,
+        spark_conf=parse_spark_conf(configuration.get("spark_conf", "")),
+    )

@@ -1,0 +1,1 @@
+"""SQL targets: quoting, type mapping and the render entry point (pure, no I/O)."""

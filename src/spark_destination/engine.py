@@ -1,0 +1,217 @@
+"""The destination's behaviour, independent of gRPC: plan -> render -> execute per request.
+
+``Engine`` is what the server calls (and what tests and the demo call directly). It holds one
+long-lived SparkSession (a process can have only one SparkContext) and gives each request its own
+child session, so temp views of concurrent requests never collide. Requests on the same table
+are serialised; different tables proceed in parallel.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spark_destination.config import DestinationConfig, parse_config
+from spark_destination.model import Table
+from spark_destination.planner.ir import Plan, TableRef
+from spark_destination.planner.schema import plan_alter_table, plan_create_table
+from spark_destination.planner.tables import table_ref
+from spark_destination.planner.truncate import plan_truncate
+from spark_destination.planner.write import plan_write_batch
+from spark_destination.requests import (
+    AlterTableRequest,
+    CreateTableRequest,
+    DescribeTableRequest,
+    TruncateRequest,
+    WriteBatchRequest,
+)
+from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.staging import Transport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from spark_destination.runtime.session import SparkSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """What a request did, for logs and for the response (never row values)."""
+
+    summary: str
+    outcome: Outcome | None = None
+
+
+class SessionProvider:
+    """Builds the one SparkSession lazily, from the first configuration that needs it."""
+
+    def __init__(
+        self,
+        build: Callable[[DestinationConfig], SparkSession],
+        check: Callable[[SparkSession, DestinationConfig], None],
+        register_catalog: Callable[[SparkSession, str, str], None],
+    ) -> None:
+        self._build = build
+        self._check = check
+        self._register_catalog = register_catalog
+        self._root: SparkSession | None = None
+        self._root_config: DestinationConfig | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def embedded(cls) -> SessionProvider:
+        from spark_destination.runtime import session as spark_session
+
+        return cls(
+            build=lambda config: spark_session.build_session(settings_for(config)),
+            check=lambda s, config: spark_session.check_compatible(s, settings_for(config)),
+            register_catalog=spark_session.register_catalog,
+        )
+
+    @classmethod
+    def shared(cls, session: SparkSession, config: DestinationConfig) -> SessionProvider:
+        """Wrap an existing session (tests and embedding applications inject theirs)."""
+        from spark_destination.runtime import session as spark_session
+
+        provider = cls(
+            build=lambda _config: session,
+            check=lambda s, c: spark_session.check_compatible(s, settings_for(c)),
+            register_catalog=spark_session.register_catalog,
+        )
+        provider._root, provider._root_config = session, config
+        return provider
+
+    @property
+    def started(self) -> bool:
+        return self._root is not None
+
+    def root(self, config: DestinationConfig) -> SparkSession:
+        with self._lock:
+            if self._root is None:
+                log.info("starting Spark (master %s)", config.spark_master)
+                self._root = self._build(config)
+                self._root_config = config
+            else:
+                self._check(self._root, config)
+            return self._root
+
+    def for_request(self, config: DestinationConfig) -> SparkSession:
+        """A child session (own temp views and SQL conf) with the request's catalog set up."""
+        root = self.root(config)
+        child = root.newSession()
+        assert self._root_config is not None
+        if (config.catalog, _abs(config.warehouse)) != (
+            self._root_config.catalog,
+            _abs(self._root_config.warehouse),
+        ):
+            self._register_catalog(child, config.catalog, config.warehouse)
+        return child
+
+
+def settings_for(config: DestinationConfig) -> SparkSettings:
+    from spark_destination.runtime.session import JarSource, SparkSettings
+
+    return SparkSettings(
+        master=config.spark_master,
+        warehouse=config.warehouse,
+        catalog=config.catalog,
+        driver_memory=config.driver_memory,
+        jars_mode=JarSource(config.jar_source),
+        extra_conf=config.spark_conf,
+    )
+
+
+def _abs(path: str) -> str:
+    from spark_destination.runtime.session import absolute_warehouse
+
+    return absolute_warehouse(path)
+
+
+class Engine:
+    def __init__(self, sessions: SessionProvider, *, transport: Transport | None = None) -> None:
+        self._sessions = sessions
+        self._transport = transport
+        self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    @property
+    def sessions(self) -> SessionProvider:
+        return self._sessions
+
+    def _lock(self, config: DestinationConfig, ref: TableRef) -> threading.Lock:
+        key = (_abs(config.warehouse), ref.catalog, ref.schema, ref.name)
+        with self._locks_guard:
+            return self._table_locks.setdefault(key, threading.Lock())
+
+    def _executor(self, config: DestinationConfig) -> Executor:
+        return Executor(self._sessions.for_request(config), transport=self._transport)
+
+    def check_warehouse(self, configuration: Mapping[str, str]) -> None:
+        """Start Spark with the configuration and list the catalog's namespaces."""
+        config = parse_config(configuration)
+        session = self._sessions.for_request(config)
+        session.catalog.setCurrentCatalog(config.catalog)
+        session.catalog.listDatabases()
+
+    def describe_table(
+        self, configuration: Mapping[str, str], request: DescribeTableRequest
+    ) -> Table | None:
+        config = parse_config(configuration)
+        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        return self._executor(config).describe(ref)
+
+    def create_table(
+        self, configuration: Mapping[str, str], request: CreateTableRequest
+    ) -> Result:
+        config = parse_config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        return self._apply(
+            config, ref, lambda current: plan_create_table(request, current, catalog=config.catalog)
+        )
+
+    def alter_table(self, configuration: Mapping[str, str], request: AlterTableRequest) -> Result:
+        config = parse_config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        return self._apply(
+            config, ref, lambda current: plan_alter_table(request, current, catalog=config.catalog)
+        )
+
+    def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
+        config = parse_config(configuration)
+        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        return self._apply(
+            config, ref, lambda current: plan_truncate(request, current, catalog=config.catalog)
+        )
+
+    def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
+        config = parse_config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        batch = Batch(keys=request.keys, params=request.file_params)
+        return self._apply(
+            config,
+            ref,
+            lambda current: plan_write_batch(request, current, catalog=config.catalog),
+            batch,
+        )
+
+    def _apply(
+        self,
+        config: DestinationConfig,
+        ref: TableRef,
+        plan_for: Callable[[Table | None], Plan],
+        batch: Batch | None = None,
+    ) -> Result:
+        with self._lock(config, ref):
+            executor = self._executor(config)
+            plan = plan_for(executor.describe(ref))
+            if plan.noop_reason is not None:
+                return Result(summary=f"nothing to do: {plan.noop_reason}")
+            outcome = executor.run(plan, batch)
+            return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+
+

@@ -1,0 +1,43 @@
+"""The one exception root of the project and its subtrees, by phase.
+
+Every message says what was received, where, and what was expected. Messages never carry key
+material or row values: they reach logs and Fivetran's dashboard.
+"""
+
+from __future__ import annotations
+
+
+class DestinationError(Exception):
+    """Root of every error this project raises on purpose."""
+
+
+class InvalidRequestError(DestinationError, ValueError):
+    """The request itself is inconsistent (bad schema, unknown column, bad parameter)."""
+
+
+class UnsupportedOperationError(DestinationError):
+    """The request is valid but this destination cannot carry it out."""
+
+
+class BatchFileError(DestinationError):
+    """A batch file could not be read: missing, wrong key, corrupt, truncated or malformed CSV."""
+
+
+class ValueConversionError(DestinationError):
+    """A value in a batch file does not fit its column's type."""
+
+
+class PlanningError(DestinationError):
+    """The planner cannot turn the request into operations (e.g. an impossible schema change)."""
+
+
+class RenderError(DestinationError):
+    """Rendered SQL failed to parse back: a bug in a template or the renderer."""
+
+
+class ExecutionError(DestinationError):
+    """Spark rejected or failed a statement."""
+
+
+class ConfigurationError(DestinationError):
+    """The configuration map is invalid or asks for settings the running JVM cannot take."""

@@ -1,0 +1,76 @@
+"""Checks and conversions shared by the planning functions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spark_destination.errors import InvalidRequestError
+from spark_destination.model import FIVETRAN_ID, Column, DataType, Table
+from spark_destination.planner.ir import TableRef
+
+MAX_DECIMAL_PRECISION = 38
+
+
+def table_ref(catalog: str, schema: str, name: str) -> TableRef:
+    if not schema:
+        raise InvalidRequestError("schema_name is empty")
+    if not name:
+        raise InvalidRequestError("table name is empty")
+    return TableRef(catalog=catalog, schema=schema, name=name)
+
+
+def validate_columns(table: Table) -> None:
+    """Reject definitions no table can have: empty or duplicate names, bad types or params."""
+    seen: set[str] = set()
+    if not table.columns:
+        raise InvalidRequestError(f"table {table.name!r} has no columns")
+    for column in table.columns:
+        if not column.name:
+            raise InvalidRequestError(f"table {table.name!r} has a column with an empty name")
+        if column.name in seen:
+            raise InvalidRequestError(
+                f"table {table.name!r} declares column {column.name!r} twice"
+            )
+        seen.add(column.name)
+        if column.type is DataType.UNSPECIFIED:
+            raise InvalidRequestError(
+                f"column {column.name!r} of table {table.name!r} has no data type (UNSPECIFIED)"
+            )
+        if column.decimal is not None:
+            precision, scale = column.decimal.precision, column.decimal.scale
+            if not 1 <= precision <= MAX_DECIMAL_PRECISION or not 0 <= scale <= precision:
+                raise InvalidRequestError(
+                    f"column {column.name!r} of table {table.name!r}: DECIMAL({precision}, "
+                    f"{scale}) is not representable (precision 1..38, scale 0..precision)"
+                )
+
+
+def merge_key(table: Table) -> tuple[str, ...]:
+    """The columns rows are matched on: the primary key, else Fivetran's ``_fivetran_id``."""
+    if table.key:
+        return table.key
+    if table.column(FIVETRAN_ID) is not None:
+        return (FIVETRAN_ID,)
+    raise InvalidRequestError(
+        f"table {table.name!r} has no primary key and no {FIVETRAN_ID!r} column to match rows on"
+    )
+
+
+def resolve_columns(requested: Table, current: Table) -> tuple[Column, ...]:
+    """The destination's columns named by the request, in destination order.
+
+    The destination's definition wins for types (it is what is stored); a requested column the
+    destination lacks is an error (Fivetran sends AlterTable before it writes a new column).
+    """
+    unknown = [c.name for c in requested.columns if current.column(c.name) is None]
+    if unknown:
+        raise InvalidRequestError(
+            f"table {current.name!r} has no column(s) {_names(unknown)}; "
+            "an AlterTable must add them before data is written"
+        )
+    wanted = {c.name for c in requested.columns}
+    return tuple(c for c in current.columns if c.name in wanted)
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names)

@@ -1,0 +1,50 @@
+"""Planning of Truncate: only rows synced before the cut-off, hard or soft."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from spark_destination.errors import InvalidRequestError
+from spark_destination.model import DataType, Table
+from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
+from spark_destination.planner import metadata
+from spark_destination.model import Column
+from spark_destination.planner.tables import table_ref
+from spark_destination.requests import TruncateRequest
+
+
+def to_millis(value: datetime) -> datetime:
+    """``utc_delete_before`` has millisecond precision: anything finer is noise."""
+    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
+
+
+def plan_truncate(request: TruncateRequest, current: Table | None, *, catalog: str) -> Plan:
+    ref = table_ref(catalog, request.target.schema, request.target.table)
+    if current is None:
+        return Plan(ops=(), noop_reason="the table does not exist (nothing to truncate)")
+    if current.column(request.synced_column) is None:
+        raise InvalidRequestError(
+            f"table {request.target.table!r} has no column {request.synced_column!r} to truncate by"
+        )
+    deleted = request.soft.deleted_column if request.soft else None
+    ops: list[AddColumnsOp | SetPropertiesOp | TruncateOp] = []
+    if deleted is not None and current.column(deleted) is None:
+        # A soft truncate may be the first soft delete a table sees: Fivetran adds the column.
+        added = Column(name=deleted, type=DataType.BOOLEAN)
+        ops += [
+            AddColumnsOp(table=ref, columns=(added,)),
+            SetPropertiesOp(
+                table=ref,
+                properties=((metadata.PROPERTY, metadata.encode((*current.columns, added))),),
+            ),
+        ]
+    ops.append(
+        TruncateOp(
+            table=ref,
+            synced_column=request.synced_column,
+            before=to_millis(request.utc_delete_before),
+            soft_deleted_column=deleted,
+        )
+    )
+    return Plan(ops=tuple(ops))

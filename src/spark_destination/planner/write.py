@@ -1,0 +1,84 @@
+"""Planning of WriteBatch: stage every file into one view, check it, apply one MERGE."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from spark_destination.errors import InvalidRequestError
+from spark_destination.model import FileKind, FileParams, Table
+from spark_destination.planner.ir import (
+    CheckValuesOp,
+    MergeBatchOp,
+    Plan,
+    StageBatchOp,
+    StagedFile,
+)
+from spark_destination.planner.tables import merge_key, resolve_columns, table_ref
+from spark_destination.requests import WriteBatchRequest
+
+BATCH_VIEW: Final = "sd_batch"
+
+
+def sentinel(value: str) -> str | None:
+    """An empty sentinel means the producer did not set one: nothing in the file is special."""
+    return value or None
+
+
+def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catalog: str) -> Plan:
+    ref = table_ref(catalog, request.schema, request.table.name)
+    if current is None:
+        raise InvalidRequestError(
+            f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "
+            "come before WriteBatch"
+        )
+    files = (
+        *(StagedFile(kind=FileKind.REPLACE, path=p) for p in request.replace_files),
+        *(StagedFile(kind=FileKind.UPDATE, path=p) for p in request.update_files),
+        *(StagedFile(kind=FileKind.DELETE, path=p) for p in request.delete_files),
+    )
+    if not files:
+        return Plan(ops=(), noop_reason="the request names no batch files")
+    _check_keys(request, files)
+    columns = resolve_columns(request.table, current)
+    key = merge_key(current)
+    missing_key = [k for k in key if k not in {c.name for c in columns}]
+    if missing_key:
+        raise InvalidRequestError(
+            f"WriteBatch for {request.table.name!r} lacks key column(s) "
+            f"{', '.join(repr(k) for k in missing_key)}"
+        )
+    params = request.file_params
+    return Plan(
+        ops=(
+            StageBatchOp(view=BATCH_VIEW, files=files, columns=tuple(c.name for c in columns)),
+            CheckValuesOp(
+                view=BATCH_VIEW,
+                columns=columns,
+                key=key,
+                null_string=sentinel(params.null_string),
+                unmodified_string=sentinel(params.unmodified_string),
+            ),
+            MergeBatchOp(
+                table=ref,
+                view=BATCH_VIEW,
+                columns=columns,
+                key=key,
+                null_string=sentinel(params.null_string),
+                unmodified_string=sentinel(params.unmodified_string),
+                has_upserts=bool(request.replace_files),
+            ),
+        )
+    )
+
+
+def _check_keys(request: WriteBatchRequest, files: tuple[StagedFile, ...]) -> None:
+    """Fail before any work when an encrypted file has no key (names the file, never a key)."""
+    if not _encrypted(request.file_params):
+        return
+    missing = [f.path for f in files if f.path not in request.keys]
+    if missing:
+        raise InvalidRequestError(f"no decryption key for batch file(s): {', '.join(missing)}")
+
+
+def _encrypted(params: FileParams) -> bool:
+    return params.encryption.name == "AES"

@@ -1,0 +1,196 @@
+"""Run a rendered plan on an injected SparkSession.
+
+The executor owns what happens between statements: staging batch files, interpreting the value
+check, cleaning up views and staged data even when a statement fails, and turning Spark's
+exceptions into the project's errors with messages that never quote row values.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, assert_never
+
+from spark_destination.dialects import spark_iceberg
+from spark_destination.dialects.quoting import qualified
+from spark_destination.dialects.render import Statement, check_columns, render, render_plan
+from spark_destination.errors import ExecutionError, ValueConversionError
+from spark_destination.model import FileParams, Table
+from spark_destination.planner import metadata
+from spark_destination.planner.ir import (
+    AddColumnsOp,
+    CheckValuesOp,
+    CreateNamespaceOp,
+    CreateTableOp,
+    DescribeOp,
+    MergeBatchOp,
+    Plan,
+    SetIdentifierFieldsOp,
+    SetPropertiesOp,
+    StageBatchOp,
+    TableRef,
+    TruncateOp,
+)
+from spark_destination.runtime.staging import StagedBatch, Stager, Transport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+# Spark error classes whose messages are safe and useful to pass on verbatim (they name tables
+# and columns, not values).
+_ERROR_CLASS = re.compile(r"\[([A-Z_]+(?:\.[A-Z_]+)?)\]")
+
+
+@dataclass(slots=True, kw_only=True)
+class Batch:
+    """What a plan needs beyond its ops: the secrets and parameters of its batch files."""
+
+    keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    params: FileParams = field(default_factory=FileParams)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What an executed plan reports: the statements run and their timings (for logs)."""
+
+    statements: list[tuple[str, float]] = field(default_factory=list)
+    staged_rows: int = 0
+
+
+class Executor:
+    def __init__(self, session: SparkSession, *, transport: Transport | None = None) -> None:
+        self._session = session
+        self._transport = transport
+
+    @property
+    def session(self) -> SparkSession:
+        return self._session
+
+    def run(self, plan: Plan, batch: Batch | None = None) -> Outcome:
+        batch = batch or Batch()
+        outcome = Outcome()
+        stager = Stager(self._session, self._transport)
+        staged: dict[str, StagedBatch] = {}
+        try:
+            for statement in render_plan(plan):
+                started = time.perf_counter()
+                self._step(statement, stager, staged, batch)
+                outcome.statements.append((statement.summary, time.perf_counter() - started))
+            outcome.staged_rows = sum(s.rows for s in staged.values())
+            return outcome
+        finally:
+            stager.cleanup()
+
+    def _step(
+        self,
+        statement: Statement,
+        stager: Stager,
+        staged: dict[str, StagedBatch],
+        batch: Batch,
+    ) -> None:
+        op = statement.op
+        match op:
+            case StageBatchOp():
+                staged[op.view] = stager.stage(op, keys=batch.keys, params=batch.params)
+            case CheckValuesOp():
+                assert statement.sql is not None
+                self._check(op, statement.sql, staged[op.view])
+            case (
+                CreateNamespaceOp()
+                | CreateTableOp()
+                | SetIdentifierFieldsOp()
+                | AddColumnsOp()
+                | SetPropertiesOp()
+                | MergeBatchOp()
+                | TruncateOp()
+            ):
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
+            case DescribeOp():
+                pass  # read-only: answered by describe()
+            case _:
+                assert_never(op)
+
+    def sql(self, text: str, *, what: str) -> list[object]:
+        from pyspark.errors import PySparkException
+        from py4j.protocol import Py4JJavaError
+
+        try:
+            return list(self._session.sql(text).collect())
+        except (PySparkException, Py4JJavaError) as exc:
+            raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
+
+    def _check(self, op: CheckValuesOp, sql: str, staged: StagedBatch) -> None:
+        if staged.rows == 0:
+            return
+        row = self.sql(sql, what=f"checking values staged in {op.view!r}")[0]
+        problems = []
+        for column, first_bad in zip(check_columns(op), tuple(row), strict=True):  # type: ignore[arg-type]
+            if column is None or first_bad is None:
+                continue
+            file, line = staged.locate(int(first_bad))
+            expected = (
+                "a non-NULL key value"
+                if column.name in op.key
+                else f"a value of type {column.type.name}"
+            )
+            problems.append(
+                f"column {column.name!r} ({_type_text(column)}) in {file.kind.value} file "
+                f"'{file.path}', data row {line}: expected {expected}"
+            )
+        if problems:
+            raise ValueConversionError(
+                "batch values do not fit the table: " + "; ".join(problems)
+            )
+
+    def describe(self, table: TableRef) -> Table | None:
+        """The table as Fivetran sees it, or None when it does not exist."""
+        from pyspark.errors import AnalysisException
+
+        name = qualified(table.catalog, table.schema, table.name)
+        try:
+            schema = self._session.table(name).schema
+        except AnalysisException as exc:
+            if "NOT_FOUND" in str(exc) or "not found" in str(exc).lower():
+                return None
+            raise ExecutionError(
+                f"reading the schema of {table.name!r} failed: {describe_spark_error(exc)}"
+            ) from None
+        physical = [
+            metadata.PhysicalColumn(name=f.name, type=f.dataType.simpleString(), nullable=f.nullable)
+            for f in schema.fields
+        ]
+        properties = self._properties(table)
+        return metadata.reconcile(table.name, physical, properties.get(metadata.PROPERTY))
+
+    def _properties(self, table: TableRef) -> dict[str, str]:
+        statement = render(DescribeOp(table=table))
+        assert statement.sql is not None
+        rows = self.sql(statement.sql, what=statement.summary)
+        return {str(r[0]): str(r[1]) for r in rows}  # type: ignore[index]
+
+
+def _type_text(column: object) -> str:
+    from spark_destination.model import Column
+
+    assert isinstance(column, Column)
+    return spark_iceberg.sql_type(column).sql(dialect="spark")
+
+
+def describe_spark_error(exc: BaseException) -> str:
+    """A one-line, value-free account of a Spark failure.
+
+    Spark's messages for bad values quote the value (``The value 'abc' of the type ...``), so
+    only the error class and Spark's first sentence with quoted literals masked are kept.
+    """
+    text = str(exc)
+    if hasattr(exc, "java_exception"):
+        text = str(exc.java_exception)  # a Py4JJavaError's str() includes the whole JVM trace
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    masked = re.sub(r"'[^']*'", "'…'", first)
+    return masked[:500]

@@ -1,0 +1,360 @@
+"""The one place a SparkSession is created, and the checks that keep it the only one.
+
+A JVM is started once per process (5-7 s) and its start-up settings (master, driver memory,
+jars) are fixed for its lifetime. So ``build_session`` refuses to run twice, a later request
+is compared against the live session with ``check_compatible``, and an extra warehouse is
+attached to the live session with ``register_catalog`` (catalog settings are read lazily, the
+first time a catalog name is used, so they can be added at run time).
+
+pyspark is imported inside the functions: importing this module must stay cheap for the
+processes and tests that never start Spark.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from spark_destination.errors import ConfigurationError
+from spark_destination.runtime.jars import (
+    ICEBERG_RUNTIME_GLOB,
+    default_cache_dir,
+    iceberg_runtime_jar,
+    relocated_jackson_jar,
+)
+from spark_destination.runtime.java import ensure_java_env
+
+if TYPE_CHECKING:
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+_log = logging.getLogger(__name__)
+
+APP_NAME = "spark-destination"
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+ICEBERG_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
+ICEBERG_MAVEN_ARTIFACT = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12"
+# The version of the runtime jar bundled in snowpark-connect-deps-iceberg 1.0.3, so both jar
+# sources run the same Iceberg unless asked otherwise.
+DEFAULT_ICEBERG_VERSION = "1.10.2"
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
+# Spark's byte-size syntax (JavaUtils.byteStringAs); a bare number is MiB for driver memory.
+_MEMORY = re.compile(r"(\d+)\s*([kmgtp]?)b?", re.IGNORECASE)
+_MEMORY_SHIFT = {"": 20, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class JarSource(enum.StrEnum):
+    """Where the Iceberg runtime comes from."""
+
+    # The runtime jar from the snowpark-connect-deps-iceberg wheel plus the relocated Jackson
+    # jar built from pyspark's own: no network needed.
+    BUNDLED = "bundled"
+    # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
+    # Maven Central at start-up.
+    MAVEN = "maven"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SparkSettings:
+    """Everything that decides how the SparkSession is built.
+
+    ``warehouse`` is made absolute when the settings are created, against the current
+    directory at that moment, so a later ``chdir`` cannot move the data. URIs (``file://``,
+    ``s3a://``) are kept as given.
+    """
+
+    master: str = "local[*]"
+    warehouse: str = "./warehouse"
+    catalog: str = "lake"
+    driver_memory: str = "2g"
+    jars_mode: JarSource = JarSource.BUNDLED
+    iceberg_version: str = DEFAULT_ICEBERG_VERSION  # used by JarSource.MAVEN only
+    # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused:
+    # they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on.
+    extra_conf: tuple[tuple[str, str], ...] = ()
+    shuffle_partitions: int = 4
+    # Where the relocated Jackson jar is cached; None means ``default_cache_dir()``.
+    jar_cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.master.strip():
+            raise ConfigurationError("Spark master is empty; expected e.g. 'local[*]'")
+        object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
+        check_catalog_name(self.catalog)
+        memory_bytes(self.driver_memory)  # validates
+        object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
+        if not _VERSION.fullmatch(self.iceberg_version):
+            raise ConfigurationError(
+                f"iceberg_version {self.iceberg_version!r} is not a version like '1.10.2'"
+            )
+        if isinstance(self.shuffle_partitions, bool) or not (
+            isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
+        ):
+            raise ConfigurationError(
+                f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions!r}"
+            )
+        object.__setattr__(self, "extra_conf", _checked_extra_conf(self.extra_conf, self.catalog))
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.strip().startswith("local")
+
+
+# --- Validation helpers --------------------------------------------------------------------
+
+
+def check_catalog_name(name: str) -> str:
+    """A catalog name, if it is a plain identifier (it goes into conf keys and SQL)."""
+    if not _IDENTIFIER.fullmatch(name):
+        raise ConfigurationError(
+            f"catalog name {name!r} is not a plain identifier (letters, digits, underscore)"
+        )
+    return name
+
+
+def absolute_warehouse(location: str | os.PathLike[str]) -> str:
+    """A warehouse location with local paths made absolute; URIs are kept as they are."""
+    text = os.fspath(location)
+    if not text.strip():
+        raise ConfigurationError("warehouse location is empty")
+    if _URI.match(text):
+        return text
+    return os.path.abspath(os.path.expanduser(text))
+
+
+def memory_bytes(size: str) -> int:
+    """Spark's memory syntax (``512m``, ``2g``, ``2048``=MiB) in bytes."""
+    match = _MEMORY.fullmatch(size.strip())
+    if not match:
+        raise ConfigurationError(f"driver memory {size!r} is not a size like '2g' or '512m'")
+    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
+
+
+def _jar_source(value: JarSource | str) -> JarSource:
+    try:
+        return JarSource(value)
+    except ValueError:
+        choices = ", ".join(source.value for source in JarSource)
+        raise ConfigurationError(f"jar source {value!r} is not one of: {choices}") from None
+
+
+_RESERVED_KEYS = frozenset(
+    {
+        "spark.master",
+        "spark.app.name",
+        "spark.driver.memory",
+        "spark.jars",
+        "spark.jars.packages",
+        "spark.sql.extensions",
+        "spark.sql.defaultCatalog",
+        "spark.sql.session.timeZone",
+        "spark.sql.ansi.enabled",
+        "spark.sql.shuffle.partitions",
+    }
+)
+
+
+def _checked_extra_conf(
+    pairs: tuple[tuple[str, str], ...], catalog: str
+) -> tuple[tuple[str, str], ...]:
+    checked: list[tuple[str, str]] = []
+    for pair in pairs:
+        key, value = pair
+        if not (isinstance(key, str) and key.startswith("spark.")):
+            raise ConfigurationError(f"extra Spark setting {key!r} does not start with 'spark.'")
+        own_catalog = f"spark.sql.catalog.{catalog}"
+        if key in _RESERVED_KEYS or key == own_catalog or key.startswith(own_catalog + "."):
+            raise ConfigurationError(
+                f"extra Spark setting {key!r} is managed by the destination; use the "
+                f"dedicated setting instead"
+            )
+        checked.append((key, str(value)))
+    return tuple(checked)
+
+
+# --- Configuration -------------------------------------------------------------------------
+
+
+def catalog_conf(name: str, warehouse: str) -> tuple[tuple[str, str], ...]:
+    """The settings that define an Iceberg Hadoop catalog ``name`` over ``warehouse``.
+
+    The class key comes last: catalogs are loaded on first use by name, so a reader that sees
+    the class also sees the type and warehouse.
+    """
+    prefix = f"spark.sql.catalog.{check_catalog_name(name)}"
+    return (
+        (f"{prefix}.type", "hadoop"),
+        (f"{prefix}.warehouse", absolute_warehouse(warehouse)),
+        (prefix, ICEBERG_CATALOG_CLASS),
+    )
+
+
+def maven_coordinate(version: str) -> str:
+    return f"{ICEBERG_MAVEN_ARTIFACT}:{version}"
+
+
+def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
+    """``spark.jars`` or ``spark.jars.packages``; the bundled mode builds the Jackson jar once."""
+    if settings.jars_mode is JarSource.MAVEN:
+        return (("spark.jars.packages", maven_coordinate(settings.iceberg_version)),)
+    cache = Path(settings.jar_cache_dir) if settings.jar_cache_dir else default_cache_dir()
+    jars = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
+    for jar in jars:
+        if "," in str(jar):
+            # spark.jars is comma-separated, with no escaping.
+            raise ConfigurationError(f"jar path {jar} contains a comma; move the cache folder")
+    return (("spark.jars", ",".join(str(jar) for jar in jars)),)
+
+
+def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
+    """Every setting ``build_session`` passes to the builder, in order."""
+    conf: list[tuple[str, str]] = [
+        ("spark.master", settings.master),
+        ("spark.app.name", APP_NAME),
+        # Read by spark-submit when it starts the driver JVM (-Xmx), so it works here and
+        # only here: after start-up it cannot change.
+        ("spark.driver.memory", settings.driver_memory),
+        *_jar_conf(settings),
+        ("spark.sql.extensions", ICEBERG_EXTENSIONS),
+        *catalog_conf(settings.catalog, settings.warehouse),
+        # A named SparkCatalog (not spark_catalog): namespaces and table lists persist in the
+        # warehouse, and unqualified ``db.t`` resolves to it.
+        ("spark.sql.defaultCatalog", settings.catalog),
+        # String-to-timestamp casts use the session zone; Fivetran's values are UTC.
+        ("spark.sql.session.timeZone", "UTC"),
+        # Without ANSI mode a bad cast ('abc' AS INT, month 13, decimal overflow) silently
+        # becomes NULL; with it, the statement fails and the batch is not half-written.
+        ("spark.sql.ansi.enabled", "true"),
+        ("spark.sql.shuffle.partitions", str(settings.shuffle_partitions)),
+        ("spark.ui.enabled", "false"),
+        ("spark.sql.execution.arrow.pyspark.enabled", "true"),
+    ]
+    if settings.is_local:
+        # A local driver talks only to itself; binding to loopback avoids hostname lookups
+        # (slow or failing in containers) and exposes no port to the network.
+        conf += [("spark.driver.bindAddress", "127.0.0.1"), ("spark.driver.host", "127.0.0.1")]
+    conf += settings.extra_conf
+    return tuple(conf)
+
+
+# --- Session lifecycle ---------------------------------------------------------------------
+
+
+def _ensure_launcher_env() -> None:
+    """Make spark-submit independent of what happens to be on ``PATH``.
+
+    * ``SPARK_HOME``: when unset, spark-submit's ``find-spark-home`` runs ``python3`` from
+      ``PATH`` just to locate pyspark; with no ``python3`` there it fails before Java starts.
+    * ``PYSPARK_PYTHON``: Python workers (UDFs, RDD functions) run ``$PYSPARK_PYTHON``, else
+      ``python3`` from ``PATH``, which need not be this interpreter and may lack pyspark.
+
+    Values the operator set are kept.
+    """
+    import pyspark
+
+    spark_home = str(Path(pyspark.__file__).parent)
+    configured = os.environ.setdefault("SPARK_HOME", spark_home)
+    if configured != spark_home:
+        _log.warning("SPARK_HOME=%s is not the installed pyspark (%s)", configured, spark_home)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """Start the JVM and return the process's only SparkSession."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    # getOrCreate would hand back a running session and silently ignore every start-up
+    # setting that differs; refuse instead, so the caller reuses its session explicitly.
+    if SparkContext._active_spark_context is not None:
+        raise ConfigurationError(
+            "a Spark session is already running in this process; reuse it (see "
+            "check_compatible) instead of building a second one"
+        )
+    ensure_java_env()
+    _ensure_launcher_env()
+    builder = SparkSession.builder
+    for key, value in session_conf(settings):
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def register_catalog(session: SparkSession, name: str, warehouse: str) -> None:
+    """Attach another Iceberg Hadoop catalog over ``warehouse`` to the live session.
+
+    Idempotent for the same warehouse. A name already bound to something else is refused:
+    Spark loads a catalog once per name and caches it, so changing its settings later would
+    be ignored and writes would go to the old warehouse.
+    """
+    entries = catalog_conf(name, warehouse)
+    class_key, _ = entries[-1]
+    location = dict(entries)[f"{class_key}.warehouse"]
+    current_class = session.conf.get(class_key, None)
+    if current_class is not None:
+        current_location = session.conf.get(f"{class_key}.warehouse", None)
+        if current_class == ICEBERG_CATALOG_CLASS and current_location == location:
+            return
+        raise ConfigurationError(
+            f"catalog {name!r} is already bound to {current_location or current_class} in the "
+            f"running Spark session; it cannot be re-pointed at {location}, use another name"
+        )
+    for key, value in entries:
+        session.conf.set(key, value)
+
+
+def _live_jar_source(conf: SparkConf) -> str:
+    for coordinate in (conf.get("spark.jars.packages") or "").split(","):
+        if coordinate.strip().startswith(ICEBERG_MAVEN_ARTIFACT + ":"):
+            return f"{JarSource.MAVEN.value} ({coordinate.strip()})"
+    for jar in (conf.get("spark.jars") or "").split(","):
+        if jar.strip() and Path(jar.strip()).match(ICEBERG_RUNTIME_GLOB):
+            return JarSource.BUNDLED.value
+    return "none"
+
+
+def _requested_jar_source(settings: SparkSettings) -> str:
+    if settings.jars_mode is JarSource.MAVEN:
+        return f"{JarSource.MAVEN.value} ({maven_coordinate(settings.iceberg_version)})"
+    return JarSource.BUNDLED.value
+
+
+def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
+    """Raise ``ConfigurationError`` if ``settings`` need a JVM other than the running one.
+
+    Master, driver memory and the jar source are fixed when the JVM starts. The default
+    catalog's warehouse is fixed once the catalog is first used. Runtime settings (shuffle
+    partitions, extra SQL settings) are not compared: they can be set on the live session.
+    """
+    conf = session.sparkContext.getConf()
+    problems: list[str] = []
+    live_master = session.sparkContext.master or ""
+    if live_master.strip() != settings.master.strip():
+        problems.append(f"master is {live_master!r}, requested {settings.master!r}")
+    live_memory = conf.get("spark.driver.memory") or "1g"  # Spark's default
+    if memory_bytes(live_memory) != memory_bytes(settings.driver_memory):
+        problems.append(f"driver memory is {live_memory!r}, requested {settings.driver_memory!r}")
+    live_jars, wanted_jars = _live_jar_source(conf), _requested_jar_source(settings)
+    if live_jars != wanted_jars:
+        problems.append(f"Iceberg jars are {live_jars}, requested {wanted_jars}")
+    live_warehouse = session.conf.get(f"spark.sql.catalog.{settings.catalog}.warehouse", None)
+    if live_warehouse is not None and live_warehouse != settings.warehouse:
+        problems.append(
+            f"catalog {settings.catalog!r} is bound to warehouse {live_warehouse}, requested "
+            f"{settings.warehouse} (register it under another catalog name instead)"
+        )
+    if problems:
+        raise ConfigurationError(
+            "the running Spark session cannot take the requested settings; they need a new "
+            "JVM (restart the destination): " + "; ".join(problems)
+        )

@@ -1,0 +1,1 @@
+"""gRPC layer: protobuf in, plain request dataclasses out (no protobuf past this package)."""

@@ -1,0 +1,50 @@
+"""Start the gRPC server."""
+
+from __future__ import annotations
+
+import logging
+from concurrent import futures
+from typing import Final
+
+import grpc
+
+from spark_destination.engine import Engine
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+from spark_destination.server.servicer import DestinationServicer
+
+log = logging.getLogger("spark_destination.server")
+
+DEFAULT_PORT: Final = 50052
+DEFAULT_HOST: Final = "127.0.0.1"
+# Fivetran's documented maximum message size, both directions.
+MAX_MESSAGE_BYTES: Final = 128 * 1024 * 1024
+
+
+def create_server(
+    engine: Engine, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = 8
+) -> tuple[grpc.Server, int]:
+    """A started-but-not-serving server and the port it bound (``port=0`` picks a free one)."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ],
+    )
+    pb_grpc.add_DestinationConnectorServicer_to_server(DestinationServicer(engine), server)
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    bound = server.add_insecure_port(address)
+    if bound == 0:
+        raise OSError(f"cannot listen on {address}")
+    return server, bound
+
+
+def serve(engine: Engine, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    server, bound = create_server(engine, host=host, port=port)
+    server.start()
+    log.info("spark-destination listening on %s:%d", host, bound)
+    try:
+        server.wait_for_termination()
+    except KeyboardInterrupt:
+        log.info("shutting down")
+        server.stop(grace=5).wait()

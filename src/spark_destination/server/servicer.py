@@ -1,0 +1,191 @@
+"""The ``fivetran_sdk.v2.DestinationConnector`` service.
+
+Each RPC maps its request into plain dataclasses, calls the engine, and answers with exactly one
+member of the response ``oneof``. Failures the user can act on become a ``task`` whose message
+says what was wrong and where; nothing escapes as a gRPC error, so the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import grpc
+
+from spark_destination.config import parse_config
+from spark_destination.engine import Engine
+from spark_destination.errors import DestinationError
+from spark_destination.server import form, mapping
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+
+log = logging.getLogger("spark_destination.server")
+
+R = TypeVar("R")
+
+
+def failure_message(exc: BaseException) -> str:
+    if isinstance(exc, DestinationError):
+        return str(exc)
+    # Unexpected: name the type only, since library messages may quote data.
+    return f"internal error ({type(exc).__name__}); see the destination's logs"
+
+
+class DestinationServicer(pb_grpc.DestinationConnectorServicer):
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def _call(
+        self,
+        rpc: str,
+        what: str,
+        action: Callable[[], R],
+        on_failure: Callable[[str], R],
+    ) -> R:
+        started = time.perf_counter()
+        try:
+            response = action()
+        except Exception as exc:
+            message = failure_message(exc)
+            if isinstance(exc, DestinationError):
+                log.warning("%s %s failed: %s", rpc, what, message)
+            else:
+                log.error("%s %s failed unexpectedly", rpc, what, exc_info=exc)
+            return on_failure(message)
+        log.info("%s %s done in %.3f s", rpc, what, time.perf_counter() - started)
+        return response
+
+    def ConfigurationForm(  # noqa: N802 - gRPC method names
+        self, request: common.ConfigurationFormRequest, context: grpc.ServicerContext
+    ) -> common.ConfigurationFormResponse:
+        return form.configuration_form()
+
+    def Capabilities(  # noqa: N802
+        self, request: pb.CapabilitiesRequest, context: grpc.ServicerContext
+    ) -> pb.CapabilitiesResponse:
+        return pb.CapabilitiesResponse(batch_file_format=pb.CSV)
+
+    def Test(  # noqa: N802
+        self, request: common.TestRequest, context: grpc.ServicerContext
+    ) -> common.TestResponse:
+        def run() -> common.TestResponse:
+            config = parse_config(request.configuration)
+            if request.name == form.TEST_WAREHOUSE:
+                self._engine.check_warehouse(request.configuration)
+            elif request.name != form.TEST_CONFIGURATION:
+                return common.TestResponse(failure=f"unknown test {request.name!r}")
+            del config
+            return common.TestResponse(success=True)
+
+        return self._call(
+            "Test", repr(request.name), run, lambda m: common.TestResponse(failure=m)
+        )
+
+    def DescribeTable(  # noqa: N802
+        self, request: pb.DescribeTableRequest, context: grpc.ServicerContext
+    ) -> pb.DescribeTableResponse:
+        def run() -> pb.DescribeTableResponse:
+            table = self._engine.describe_table(
+                request.configuration, mapping.describe_from_proto(request)
+            )
+            if table is None:
+                return pb.DescribeTableResponse(not_found=True)
+            return pb.DescribeTableResponse(table=mapping.table_to_proto(table))
+
+        return self._call(
+            "DescribeTable",
+            _name(request.schema_name, request.table_name),
+            run,
+            lambda m: pb.DescribeTableResponse(task=common.Task(message=m)),
+        )
+
+    def CreateTable(  # noqa: N802
+        self, request: pb.CreateTableRequest, context: grpc.ServicerContext
+    ) -> pb.CreateTableResponse:
+        return self._call(
+            "CreateTable",
+            _name(request.schema_name, request.table.name),
+            lambda: _done(
+                pb.CreateTableResponse,
+                self._engine.create_table(
+                    request.configuration, mapping.create_from_proto(request)
+                ),
+            ),
+            lambda m: pb.CreateTableResponse(task=common.Task(message=m)),
+        )
+
+    def AlterTable(  # noqa: N802
+        self, request: pb.AlterTableRequest, context: grpc.ServicerContext
+    ) -> pb.AlterTableResponse:
+        return self._call(
+            "AlterTable",
+            _name(request.schema_name, request.table.name),
+            lambda: _done(
+                pb.AlterTableResponse,
+                self._engine.alter_table(request.configuration, mapping.alter_from_proto(request)),
+            ),
+            lambda m: pb.AlterTableResponse(task=common.Task(message=m)),
+        )
+
+    def Truncate(  # noqa: N802
+        self, request: pb.TruncateRequest, context: grpc.ServicerContext
+    ) -> pb.TruncateResponse:
+        return self._call(
+            "Truncate",
+            _name(request.schema_name, request.table_name),
+            lambda: _done(
+                pb.TruncateResponse,
+                self._engine.truncate(request.configuration, mapping.truncate_from_proto(request)),
+            ),
+            lambda m: pb.TruncateResponse(task=common.Task(message=m)),
+        )
+
+    def WriteBatch(  # noqa: N802
+        self, request: pb.WriteBatchRequest, context: grpc.ServicerContext
+    ) -> pb.WriteBatchResponse:
+        return self._call(
+            "WriteBatch",
+            _name(request.schema_name, request.table.name),
+            lambda: _done(
+                pb.WriteBatchResponse,
+                self._engine.write_batch(
+                    request.configuration, mapping.write_batch_from_proto(request)
+                ),
+            ),
+            lambda m: pb.WriteBatchResponse(task=common.Task(message=m)),
+        )
+
+    def WriteHistoryBatch(  # noqa: N802
+        self, request: pb.WriteHistoryBatchRequest, context: grpc.ServicerContext
+    ) -> pb.WriteBatchResponse:
+        log.warning("WriteHistoryBatch %s refused: history mode is not supported yet",
+                    _name(request.schema_name, request.table.name))
+        return pb.WriteBatchResponse(
+            task=common.Task(
+                message="history mode (WriteHistoryBatch) is not supported by this destination "
+                "yet; switch the table to soft-delete or live mode"
+            )
+        )
+
+    def Migrate(  # noqa: N802
+        self, request: pb.MigrateRequest, context: grpc.ServicerContext
+    ) -> pb.MigrateResponse:
+        log.info("Migrate %s answered unsupported",
+                 _name(request.details.schema, request.details.table))
+        return pb.MigrateResponse(unsupported=True)
+
+
+def _name(schema: str, table: str) -> str:
+    return f"{schema!r}.{table!r}"
+
+
+Done = TypeVar("Done", pb.CreateTableResponse, pb.AlterTableResponse, pb.TruncateResponse,
+               pb.WriteBatchResponse)
+
+
+def _done(response: type[Done], result: object) -> Done:
+    del result
+    return response(success=True)

@@ -1,0 +1,1 @@
+"""Fivetran-compatible test client: batch-file writer and protocol driver."""
