@@ -133,8 +133,20 @@ def _abs(path: str) -> str:
 
 
 class Engine:
-    def __init__(self, sessions: SessionProvider, *, transport: Transport | None = None) -> None:
+    """Plans, renders and executes requests.
+
+    ``defaults`` fill configuration keys a request leaves empty (the ``serve`` command's flags).
+    """
+
+    def __init__(
+        self,
+        sessions: SessionProvider,
+        *,
+        defaults: Mapping[str, str] | None = None,
+        transport: Transport | None = None,
+    ) -> None:
         self._sessions = sessions
+        self._defaults = dict(defaults or {})
         self._transport = transport
         self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -142,6 +154,10 @@ class Engine:
     @property
     def sessions(self) -> SessionProvider:
         return self._sessions
+
+    def config(self, configuration: Mapping[str, str]) -> DestinationConfig:
+        given = {k: v for k, v in configuration.items() if v.strip()}
+        return parse_config({**self._defaults, **given})
 
     def _lock(self, config: DestinationConfig, ref: TableRef) -> threading.Lock:
         key = (_abs(config.warehouse), ref.catalog, ref.schema, ref.name)
@@ -153,7 +169,7 @@ class Engine:
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Start Spark with the configuration and list the catalog's namespaces."""
-        config = parse_config(configuration)
+        config = self.config(configuration)
         session = self._sessions.for_request(config)
         session.catalog.setCurrentCatalog(config.catalog)
         session.catalog.listDatabases()
@@ -161,35 +177,35 @@ class Engine:
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest
     ) -> Table | None:
-        config = parse_config(configuration)
+        config = self.config(configuration)
         ref = table_ref(config.catalog, request.target.schema, request.target.table)
         return self._executor(config).describe(ref)
 
     def create_table(
         self, configuration: Mapping[str, str], request: CreateTableRequest
     ) -> Result:
-        config = parse_config(configuration)
+        config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
         return self._apply(
             config, ref, lambda current: plan_create_table(request, current, catalog=config.catalog)
         )
 
     def alter_table(self, configuration: Mapping[str, str], request: AlterTableRequest) -> Result:
-        config = parse_config(configuration)
+        config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
         return self._apply(
             config, ref, lambda current: plan_alter_table(request, current, catalog=config.catalog)
         )
 
     def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
-        config = parse_config(configuration)
+        config = self.config(configuration)
         ref = table_ref(config.catalog, request.target.schema, request.target.table)
         return self._apply(
             config, ref, lambda current: plan_truncate(request, current, catalog=config.catalog)
         )
 
     def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
-        config = parse_config(configuration)
+        config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
         batch = Batch(keys=request.keys, params=request.file_params)
         return self._apply(

@@ -218,6 +218,15 @@ def test_bare_quote_in_unquoted_field_is_rejected_when_unbalanced(tmp_path: Path
     assert "SECRET" not in str(info.value)
 
 
+def test_crlf_line_endings_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(b'a,b\r\n1,"x\r\ny"\r\n2,3\r\n')
+
+    got = read_rows(str(path), PLAIN, None, ["a", "b"])
+
+    assert got == [{"a": "1", "b": "x\r\ny"}, {"a": "2", "b": "3"}]
+
+
 def test_writer_quotes_like_jackson(tmp_path: Path) -> None:
     assert quote_field("x" * 24) == "x" * 24
     assert quote_field("x" * 25) == '"' + "x" * 25 + '"'

@@ -40,7 +40,7 @@ CHUNK_BYTES = 1 << 20
 # pyarrow fails when one CSV record straddles two blocks, so a single value larger than the block
 # cannot be parsed. Start generous and retry with bigger blocks: such values are rare, and a
 # block at least as large as the decoded file can never be straddled.
-_FIRST_BLOCK_BYTES = 16 << 20
+_FIRST_BLOCK_BYTES = 4 << 20
 _MAX_BLOCK_BYTES = 1 << 30
 
 
@@ -370,6 +370,8 @@ def _parse_csv(stream: BinaryIO, path: str, columns: Sequence[str], block_size: 
         _check_header(path, header, columns)
         return reader.read_all()
     except pa.ArrowException as exc:
+        if isinstance(exc, MemoryError):  # ArrowMemoryError is not a problem with the file
+            raise
         raise _csv_error(path, exc, header) from None
 
 

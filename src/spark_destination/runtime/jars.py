@@ -212,9 +212,11 @@ def _scan_pool(data: bytes) -> tuple[list[tuple[int, int, int]], int]:
             offset += 1 + size
     except IndexError as exc:
         raise ValueError("class file truncated inside the constant pool") from exc
-    if slot != count or offset > len(data):
-        # slot > count: a Long/Double in the last slot overruns the declared count.
-        raise ValueError("constant pool overruns its declared count or the file")
+    if offset > len(data):
+        raise ValueError("class file truncated inside the constant pool")
+    if slot != count:
+        # A Long/Double in the last slot needs a slot past the declared count.
+        raise ValueError("constant pool overruns its declared count")
     return spans, offset
 
 

@@ -13,7 +13,6 @@ processes and tests that never start Spark.
 from __future__ import annotations
 
 import enum
-import logging
 import os
 import re
 import sys
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-_log = logging.getLogger(__name__)
 
 APP_NAME = "spark-destination"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -159,6 +157,7 @@ _RESERVED_KEYS = frozenset(
         "spark.sql.session.timeZone",
         "spark.sql.ansi.enabled",
         "spark.sql.shuffle.partitions",
+        "spark.ui.enabled",
     }
 )
 
@@ -236,6 +235,8 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         ("spark.sql.ansi.enabled", "true"),
         ("spark.sql.shuffle.partitions", str(settings.shuffle_partitions)),
         ("spark.ui.enabled", "false"),
+        # The console progress bar writes carriage-return noise into the server's stderr.
+        ("spark.ui.showConsoleProgress", "false"),
         ("spark.sql.execution.arrow.pyspark.enabled", "true"),
     ]
     if settings.is_local:
@@ -249,22 +250,14 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
 # --- Session lifecycle ---------------------------------------------------------------------
 
 
-def _ensure_launcher_env() -> None:
-    """Make spark-submit independent of what happens to be on ``PATH``.
+def _ensure_python_worker_env() -> None:
+    """Make Python workers run this interpreter, not whatever ``python3`` is on ``PATH``.
 
-    * ``SPARK_HOME``: when unset, spark-submit's ``find-spark-home`` runs ``python3`` from
-      ``PATH`` just to locate pyspark; with no ``python3`` there it fails before Java starts.
-    * ``PYSPARK_PYTHON``: Python workers (UDFs, RDD functions) run ``$PYSPARK_PYTHON``, else
-      ``python3`` from ``PATH``, which need not be this interpreter and may lack pyspark.
-
-    Values the operator set are kept.
+    PySpark starts Python workers (UDFs, RDD functions) with ``$PYSPARK_PYTHON``, else
+    ``python3`` from ``PATH``: with a venv that is not activated that is another Python
+    without pyspark, and on a bare machine there is none ("Cannot run program "python3"",
+    seen with ``env -i``). A value the operator set is kept.
     """
-    import pyspark
-
-    spark_home = str(Path(pyspark.__file__).parent)
-    configured = os.environ.setdefault("SPARK_HOME", spark_home)
-    if configured != spark_home:
-        _log.warning("SPARK_HOME=%s is not the installed pyspark (%s)", configured, spark_home)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
@@ -281,7 +274,7 @@ def build_session(settings: SparkSettings) -> SparkSession:
             "check_compatible) instead of building a second one"
         )
     ensure_java_env()
-    _ensure_launcher_env()
+    _ensure_python_worker_env()
     builder = SparkSession.builder
     for key, value in session_conf(settings):
         builder = builder.config(key, value)

@@ -14,7 +14,6 @@ from typing import TypeVar
 
 import grpc
 
-from spark_destination.config import parse_config
 from spark_destination.engine import Engine
 from spark_destination.errors import DestinationError
 from spark_destination.server import form, mapping
@@ -72,12 +71,12 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         self, request: common.TestRequest, context: grpc.ServicerContext
     ) -> common.TestResponse:
         def run() -> common.TestResponse:
-            config = parse_config(request.configuration)
-            if request.name == form.TEST_WAREHOUSE:
+            if request.name == form.TEST_CONFIGURATION:
+                self._engine.config(request.configuration)  # raises on a bad value
+            elif request.name == form.TEST_WAREHOUSE:
                 self._engine.check_warehouse(request.configuration)
-            elif request.name != form.TEST_CONFIGURATION:
+            else:
                 return common.TestResponse(failure=f"unknown test {request.name!r}")
-            del config
             return common.TestResponse(success=True)
 
         return self._call(

@@ -1,0 +1,57 @@
+"""Dry-run: the SQL a request would run, without Spark (planner + renderer only)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from spark_destination.config import parse_config
+from spark_destination.dialects.render import Statement, render_plan
+from spark_destination.planner.ir import Plan
+from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
+from spark_destination.planner.truncate import plan_truncate
+from spark_destination.planner.write import plan_write_batch
+from spark_destination.request_json import PreviewInput
+from spark_destination.requests import (
+    AlterTableRequest,
+    CreateTableRequest,
+    DescribeTableRequest,
+    TruncateRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
+from spark_destination.errors import UnsupportedOperationError
+
+
+def plan_for(preview: PreviewInput) -> Plan:
+    catalog = parse_config(preview.configuration).catalog
+    request = preview.request
+    match request:
+        case CreateTableRequest():
+            return plan_create_table(request, preview.existing, catalog=catalog)
+        case AlterTableRequest():
+            return plan_alter_table(request, preview.existing, catalog=catalog)
+        case DescribeTableRequest():
+            return plan_describe(request, catalog=catalog)
+        case TruncateRequest():
+            return plan_truncate(request, preview.existing, catalog=catalog)
+        case WriteBatchRequest():
+            return plan_write_batch(request, preview.existing, catalog=catalog)
+        case WriteHistoryBatchRequest():
+            raise UnsupportedOperationError("history mode is not supported yet")
+        case _:
+            assert_never(request)
+
+
+def format_statements(statements: tuple[Statement, ...], noop_reason: str | None = None) -> str:
+    if noop_reason is not None:
+        return f"-- nothing to do: {noop_reason}\n"
+    parts = []
+    for number, statement in enumerate(statements, start=1):
+        header = f"-- {number}. {statement.summary}"
+        parts.append(header if statement.sql is None else f"{header}\n{statement.sql};")
+    return "\n\n".join(parts) + "\n"
+
+
+def preview(preview_input: PreviewInput) -> str:
+    plan = plan_for(preview_input)
+    return format_statements(render_plan(plan), plan.noop_reason)

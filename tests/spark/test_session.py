@@ -1,0 +1,181 @@
+"""The SparkSession and its Iceberg jars, against a real local JVM."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from spark_destination.errors import ConfigurationError
+from spark_destination.runtime.jars import relocated_jackson_jar
+from spark_destination.runtime.session import (
+    JarSource,
+    SparkSettings,
+    build_session,
+    check_compatible,
+    register_catalog,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def _namespace() -> str:
+    # The session is shared by the whole run: each test writes to its own namespace.
+    return f"t_{uuid.uuid4().hex[:8]}"
+
+
+def _rows(spark: SparkSession, sql: str) -> list[tuple[object, ...]]:
+    return [tuple(row) for row in spark.sql(sql).collect()]
+
+
+@pytest.mark.spark
+def test_create_insert_merge_and_read_back(spark: SparkSession) -> None:
+    # The first metadata write is what loads the relocated Jackson (JsonUtil.<clinit>): a
+    # missing class shows here and nowhere earlier.
+    ns = _namespace()
+    spark.sql(f"CREATE NAMESPACE {ns}")
+    spark.sql(
+        f"CREATE TABLE {ns}.t (id BIGINT NOT NULL, v STRING, amount DECIMAL(18,4)) "
+        f"USING iceberg TBLPROPERTIES ('format-version'='2')"
+    )
+    spark.sql(f"INSERT INTO {ns}.t VALUES (1, 'a', 1.5), (2, 'b', 2.5)")
+    source = spark.createDataFrame(
+        [(2, "B", None), (3, "c", None)], "id BIGINT, v STRING, amount DECIMAL(18,4)"
+    )
+    source.createOrReplaceTempView("merge_source")
+    spark.sql(
+        f"MERGE INTO {ns}.t AS t USING merge_source AS s ON t.id = s.id "
+        f"WHEN MATCHED THEN UPDATE SET t.v = s.v "
+        f"WHEN NOT MATCHED THEN INSERT *"
+    )
+
+    assert _rows(spark, f"SELECT id, v, CAST(amount AS STRING) FROM {ns}.t ORDER BY id") == [
+        (1, "a", "1.5000"),
+        (2, "B", "2.5000"),
+        (3, "c", None),
+    ]
+    properties = dict(_rows(spark, f"SHOW TBLPROPERTIES {ns}.t"))
+    assert properties["format-version"] == "2"
+    # CREATE makes no snapshot; INSERT and MERGE make one each.
+    assert _rows(spark, f"SELECT count(*) FROM {ns}.t.snapshots") == [(2,)]
+
+
+@pytest.mark.spark
+def test_set_identifier_fields(spark: SparkSession) -> None:
+    ns = _namespace()
+    spark.sql(f"CREATE NAMESPACE {ns}")
+    spark.sql(f"CREATE TABLE {ns}.t (k1 BIGINT NOT NULL, k2 STRING NOT NULL, v INT) USING iceberg")
+    spark.sql(f"ALTER TABLE {ns}.t SET IDENTIFIER FIELDS k1, k2")
+
+    assert dict(_rows(spark, f"SHOW TBLPROPERTIES {ns}.t"))["identifier-fields"] == "[k1,k2]"
+
+
+@pytest.mark.spark
+def test_ansi_mode_makes_bad_casts_fail(spark: SparkSession) -> None:
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException, match="CAST_INVALID_INPUT"):
+        spark.sql("SELECT CAST('abc' AS INT)").collect()
+    # try_cast stays available where NULL is really wanted.
+    assert _rows(spark, "SELECT try_cast('abc' AS INT)") == [(None,)]
+
+
+@pytest.mark.spark
+def test_session_settings_are_applied(spark: SparkSession, spark_settings: SparkSettings) -> None:
+    conf = spark.conf
+    assert conf.get("spark.sql.session.timeZone") == "UTC"
+    assert conf.get("spark.sql.defaultCatalog") == "lake"
+    assert conf.get("spark.sql.catalog.lake.warehouse") == spark_settings.warehouse
+    assert conf.get("spark.sql.shuffle.partitions") == "4"
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    # driver_memory=2g reached the JVM's -Xmx (it can only be set before the JVM starts).
+    assert jvm.java.lang.Runtime.getRuntime().maxMemory() > 1 << 30
+
+
+@pytest.mark.spark
+def test_register_catalog_adds_a_second_warehouse(spark: SparkSession, tmp_path: Path) -> None:
+    second = tmp_path / "second-warehouse"
+    register_catalog(spark, "second", str(second))
+    register_catalog(spark, "second", str(second))  # idempotent for the same warehouse
+    ns = _namespace()
+    spark.sql(f"CREATE NAMESPACE second.{ns}")
+    spark.sql(f"CREATE TABLE second.{ns}.t (id INT) USING iceberg")
+    spark.sql(f"INSERT INTO second.{ns}.t VALUES (7)")
+
+    assert _rows(spark, f"SELECT id FROM second.{ns}.t") == [(7,)]
+    assert any((second / ns / "t" / "metadata").glob("*.metadata.json"))
+    # The default catalog is untouched: the namespace is not in the first warehouse.
+    assert ns not in {row[0] for row in _rows(spark, "SHOW NAMESPACES")}
+    with pytest.raises(ConfigurationError, match="already bound"):
+        register_catalog(spark, "second", str(tmp_path / "elsewhere"))
+
+
+@pytest.mark.spark
+def test_relocated_multi_release_classes_are_loaded_for_jdk17(spark: SparkSession) -> None:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    name = "org/apache/iceberg/shaded/com/fasterxml/jackson/core/io/doubleparser/FastDoubleSwar"
+    url = loader.getResource(name + ".class")
+    assert url is not None
+    assert "!/META-INF/versions/17/" in url.toString()
+
+
+def test_relocated_jar_is_cached_and_fully_relocated(tmp_path: Path) -> None:
+    first = relocated_jackson_jar(tmp_path)
+    built = first.stat().st_mtime_ns
+    second = relocated_jackson_jar(tmp_path)
+
+    assert second == first
+    assert second.stat().st_mtime_ns == built  # not rebuilt
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no temp file left behind
+    with zipfile.ZipFile(first) as jar:
+        names = jar.namelist()
+    assert not [n for n in names if re.search(r"(?<!shaded/)com/fasterxml/jackson/", n)]
+    assert sum(n.endswith(".class") for n in names) > 1000
+    assert "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class" in names
+
+
+@pytest.mark.spark
+def test_check_compatible(spark: SparkSession, spark_settings: SparkSettings) -> None:
+    check_compatible(spark, spark_settings)
+    # Same memory in another unit, and runtime-only settings, are compatible.
+    check_compatible(
+        spark, dataclasses.replace(spark_settings, driver_memory="2048m", shuffle_partitions=8)
+    )
+
+    with pytest.raises(
+        ConfigurationError, match=r"master is 'local\[\*\]', requested 'local\[1\]'"
+    ):
+        check_compatible(spark, dataclasses.replace(spark_settings, master="local[1]"))
+    with pytest.raises(ConfigurationError, match="driver memory"):
+        check_compatible(spark, dataclasses.replace(spark_settings, driver_memory="4g"))
+    with pytest.raises(ConfigurationError, match="Iceberg jars are bundled, requested maven"):
+        check_compatible(spark, dataclasses.replace(spark_settings, jars_mode=JarSource.MAVEN))
+
+
+@pytest.mark.spark
+def test_a_second_session_is_refused(spark: SparkSession, spark_settings: SparkSettings) -> None:
+    with pytest.raises(ConfigurationError, match="already running"):
+        build_session(spark_settings)
+
+
+def test_settings_validation(tmp_path: Path) -> None:
+    settings = SparkSettings(warehouse="relative/wh")
+    assert Path(settings.warehouse).is_absolute()
+    assert SparkSettings(warehouse="file:///data/wh").warehouse == "file:///data/wh"
+    with pytest.raises(ConfigurationError, match="catalog name"):
+        SparkSettings(catalog="bad-name")
+    with pytest.raises(ConfigurationError, match="driver memory"):
+        SparkSettings(driver_memory="lots")
+    with pytest.raises(ConfigurationError, match="managed by the destination"):
+        SparkSettings(extra_conf=(("spark.sql.ansi.enabled", "false"),))
+    with pytest.raises(ConfigurationError, match="does not start with 'spark.'"):
+        SparkSettings(extra_conf=(("hadoop.x", "1"),))
