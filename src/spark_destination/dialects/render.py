@@ -8,6 +8,7 @@ preview or a golden snapshot shows, and a template bug is caught here rather tha
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Final, assert_never
 
@@ -49,6 +50,17 @@ from spark_destination.planner.ir import (
 TARGET_ALIAS: Final = "t"
 SOURCE_ALIAS: Final = "s"
 BATCH_ALIAS: Final = "b"
+
+
+
+class _ExpectedCommandFilter(logging.Filter):
+    """sqlglot warns when it parses Iceberg DDL as an opaque command; ``finalize`` decides."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_ExpectedCommandFilter())
 
 _ENV: Final = jinja2.Environment(
     loader=jinja2.PackageLoader("spark_destination", "templates"),

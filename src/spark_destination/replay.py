@@ -1,0 +1,294 @@
+"""Replay destination-tester input files against a running destination, like the v2 tester.
+
+``replay`` runs ConfigurationForm, every Test of the form (a failing test stops the run, as in
+the tester), then each input file's steps (``testing.tester_input``) through the gRPC client.
+It stops at the first step answered with a task or a failure and reports it; warnings,
+``not_found`` and ``unsupported`` are recorded and the run goes on. The batch files are written
+into ``workdir`` and deleted after each input file.
+
+``print_tables`` shows the resulting tables through Spark, for eyeballing or golden files.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+import grpc
+from google.protobuf.message import Message
+
+from spark_destination.dialects.quoting import ident, qualified
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.testing.client import DestinationClient, response_outcome
+from spark_destination.testing.tester_input import (
+    AlterStep,
+    CreateStep,
+    DescribeStep,
+    MigrateStep,
+    Step,
+    TesterInputError,
+    TesterSession,
+    TruncateStep,
+    WriteHistoryStep,
+    WriteStep,
+    batch_files,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["ReplayReport", "StepResult", "expand_inputs", "print_tables", "replay", "run_step"]
+
+# Outcomes after which the tester carries on; anything else ends the run.
+_CONTINUE: Final = frozenset({"success", "warning", "not_found", "table", "unsupported"})
+_SHOW_LIMIT: Final = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepResult:
+    input_file: str  # empty for the set-up calls (ConfigurationForm, Test)
+    step: str
+    outcome: str  # response_outcome kinds, or "error" for a gRPC error status
+    message: str = ""
+
+    def line(self) -> str:
+        where = f"[{self.input_file}] " if self.input_file else ""
+        detail = f": {self.message}" if self.message else ""
+        return f"{where}{self.step} -> {self.outcome}{detail}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayReport:
+    results: tuple[StepResult, ...]
+    # Tables the input files defined and that still exist at the end, for print_tables.
+    tables: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def text(self) -> str:
+        lines = [r.line() for r in self.results]
+        lines.append("OK" if self.error is None else f"FAILED: {self.error}")
+        return "\n".join(lines) + "\n"
+
+
+def expand_inputs(paths: Iterable[Path]) -> list[Path]:
+    """Files as given; a directory stands for its ``*.json`` files in name order (the tester's)."""
+    expanded: list[Path] = []
+    for path in paths:
+        expanded += sorted(path.glob("*.json")) if path.is_dir() else [path]
+    return expanded
+
+
+def run_step(
+    client: DestinationClient, step: Step, *, configuration: Mapping[str, str], schema: str
+) -> Message:
+    """Send one step; returns the response message."""
+    match step:
+        case DescribeStep(table=name):
+            return client.describe_table(name, configuration=configuration, schema=schema)
+        case CreateStep(table=table):
+            return client.create_table(table, configuration=configuration, schema=schema)
+        case AlterStep(table=table, drop_columns=drop):
+            return client.alter_table(
+                table, configuration=configuration, schema=schema, drop_columns=drop
+            )
+        case TruncateStep():
+            return client.truncate(
+                step.table,
+                configuration=configuration,
+                schema=schema,
+                utc_delete_before=step.utc_delete_before,
+                soft_deleted_column=step.soft_deleted_column,
+                synced_column=step.synced_column,
+            )
+        case WriteStep():
+            return client.write_batch(
+                step.table,
+                configuration=configuration,
+                schema=schema,
+                replace_files=step.replace_files,
+                update_files=step.update_files,
+                delete_files=step.delete_files,
+                keys=step.keys,
+                file_params=step.file_params,
+            )
+        case WriteHistoryStep():
+            return client.write_history_batch(
+                step.table,
+                configuration=configuration,
+                schema=schema,
+                earliest_start_files=step.earliest_start_files,
+                replace_files=step.replace_files,
+                update_files=step.update_files,
+                delete_files=step.delete_files,
+                keys=step.keys,
+                file_params=step.file_params,
+            )
+        case MigrateStep(details=details):
+            return client.migrate(details, configuration=configuration)
+    raise TypeError(f"not a step: {step!r}")
+
+
+def _attempt(action: Callable[[], Message]) -> tuple[Message | None, str, str]:
+    """(response, outcome, message); a gRPC error status becomes the outcome ``error``."""
+    try:
+        response = action()
+    except grpc.RpcError as exc:
+        code = exc.code() if isinstance(exc, grpc.Call) else None
+        details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
+        return None, "error", f"{code.name if code else 'RPC error'}: {details}"
+    return response, *response_outcome(response)
+
+
+def _run_tests(
+    client: DestinationClient, configuration: Mapping[str, str], results: list[StepResult]
+) -> str | None:
+    form, outcome, message = _attempt(client.configuration_form)
+    results.append(
+        StepResult(input_file="", step="ConfigurationForm", outcome=outcome, message=message)
+    )
+    if not isinstance(form, common.ConfigurationFormResponse):
+        return f"ConfigurationForm failed: {message}"
+    for test in form.tests:
+        _, outcome, message = _attempt(lambda name=test.name: client.test(name, configuration))
+        results.append(
+            StepResult(input_file="", step=f"Test {test.name}", outcome=outcome, message=message)
+        )
+        if outcome != "success":
+            # The tester stops the whole run when a configuration test fails.
+            return f"test {test.name!r} failed: {message or outcome}"
+    return None
+
+
+def _remove(paths: Iterable[str]) -> None:
+    for path in paths:
+        Path(path).unlink(missing_ok=True)
+
+
+def replay(
+    paths: Sequence[Path],
+    *,
+    client: DestinationClient,
+    configuration: dict[str, str],
+    schema: str = "tester",
+    plain_text: bool = False,
+    workdir: Path,
+    clock: Callable[[], int] | None = None,
+    seed: int | None = None,
+) -> ReplayReport:
+    """Run the input files in order through ``client``; stop at the first task or failure."""
+    results: list[StepResult] = []
+    error = _run_tests(client, configuration, results)
+    session = TesterSession(
+        workdir=workdir,
+        schema=schema,
+        plain_text=plain_text,
+        clock=clock,
+        rng=random.Random(seed),  # noqa: S311 - column shuffling, not security
+    )
+    for path in expand_inputs(paths) if error is None else []:
+        error = _replay_file(path, session, client, configuration, results)
+        if error is not None:
+            break
+    return ReplayReport(results=tuple(results), tables=tuple(session.tables), error=error)
+
+
+def _replay_file(
+    path: Path,
+    session: TesterSession,
+    client: DestinationClient,
+    configuration: Mapping[str, str],
+    results: list[StepResult],
+) -> str | None:
+    steps: list[Step] = []
+    try:
+        steps = session.load(path)
+        for step in steps:
+            _, outcome, message = _attempt(
+                lambda step=step: run_step(
+                    client, step, configuration=configuration, schema=session.schema
+                )
+            )
+            results.append(
+                StepResult(
+                    input_file=path.name, step=step.summary, outcome=outcome, message=message
+                )
+            )
+            if outcome not in _CONTINUE:
+                return f"{path.name}: {step.summary} answered {outcome}: {message}"
+    except (TesterInputError, OSError) as exc:
+        return f"{path.name}: {exc}"
+    finally:
+        # The files hold test data only, but nothing should outlive the run (reference §1).
+        _remove(batch_files(steps))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Showing tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray):
+        return "0x" + bytes(value).hex()
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return str(value).replace("\n", "\\n")
+
+
+def format_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A ``show()``-like grid of the rows (newlines in values shown as ``\\n``)."""
+    cells = [[_text(v) for v in row] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    border = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(values: Sequence[str]) -> str:
+        return "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
+
+    body = [line(r) for r in cells]
+    return "\n".join([border, line(columns), border, *body, border]) + "\n"
+
+
+def print_tables(
+    session: SparkSession,
+    catalog: str,
+    schema: str,
+    table_names: Iterable[str],
+    out: TextIO,
+    *,
+    limit: int = _SHOW_LIMIT,
+) -> None:
+    """Print each table's rows ordered by its key columns (all columns when it has none)."""
+    from pyspark.sql.functions import col
+
+    from spark_destination.planner.tables import table_ref
+    from spark_destination.runtime.executor import Executor
+
+    describer = Executor(session)
+    for name in table_names:
+        described = describer.describe(table_ref(catalog, schema, name))
+        if described is None:
+            out.write(f"{schema}.{name}: not found\n\n")
+            continue
+        frame = session.table(qualified(catalog, schema, name))
+        order = list(described.key) or list(frame.columns)
+        # Quoted names: column names may hold dots or backticks.
+        rows = frame.orderBy(*[col(ident(c)) for c in order]).limit(limit).collect()
+        total = frame.count()
+        out.write(f"{schema}.{name} ({total} row{'s' if total != 1 else ''})\n")
+        out.write(format_rows(frame.columns, [tuple(r) for r in rows]))
+        if total > limit:
+            out.write(f"... {total - limit} more row(s)\n")
+        out.write("\n")

@@ -1,0 +1,143 @@
+"""Bad input: each request fails with a task that names what was wrong and where, the table
+stays exactly as it was (same rows, no new Iceberg snapshot), and the server keeps serving."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.spark.conftest import NULL, Destination, Lake, column
+from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome, seed
+
+pytestmark = pytest.mark.spark
+
+SECRET = "s3cret-row-value"
+
+
+def _corrupt_middle(path: str) -> None:
+    data = bytearray(Path(path).read_bytes())
+    for i in range(16, len(data) - 16, 7):
+        data[i] ^= 0x5A
+    Path(path).write_bytes(bytes(data))
+
+
+def _truncate(path: str) -> None:
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(data[: len(data) - 10])
+
+
+def _unterminated_quote(dest: Destination) -> tuple[str, bytes]:
+    path = dest.workdir / "unterminated.csv"
+    path.write_text(f'id,amount,note,_fivetran_synced,_fivetran_deleted\n7,1.00,"{SECRET},{SYNC2},false\n')
+    return str(path), b""
+
+
+CASES: dict[str, tuple[Callable[[Destination], dict], str]] = {}
+
+
+def case(name: str, expected: str):
+    def register(build: Callable[[Destination], dict]) -> Callable[[Destination], dict]:
+        CASES[name] = (build, expected)
+        return build
+
+    return register
+
+
+@case("wrong key", "wrong key")
+def _(dest: Destination) -> dict:
+    path, _key = dest.write_file(HEADER, [["7", "7.00", SECRET, SYNC2, "false"]])
+    return {"replace": [(path, b"\x01" * 32)]}
+
+
+@case("corrupted file", "batch_")
+def _(dest: Destination) -> dict:
+    path, key = dest.write_file(HEADER, [["7", "7.00", SECRET * 40, SYNC2, "false"]] * 50)
+    _corrupt_middle(path)
+    return {"replace": [(path, key)]}
+
+
+@case("truncated file", "batch_")
+def _(dest: Destination) -> dict:
+    path, key = dest.write_file(HEADER, [["7", "7.00", SECRET, SYNC2, "false"]] * 20)
+    _truncate(path)
+    return {"replace": [(path, key)]}
+
+
+@case("missing file", "does-not-exist.csv")
+def _(dest: Destination) -> dict:
+    return {"replace": [(str(dest.workdir / "does-not-exist.csv.zstd.aes"), b"\x02" * 32)]}
+
+
+@case("unterminated quote", "unterminated.csv")
+def _(dest: Destination) -> dict:
+    return {"replace": [_unterminated_quote(dest)], "encrypted": False}
+
+
+@case("uncastable value", "'amount'")
+def _(dest: Destination) -> dict:
+    good = dest.write_file(HEADER, [["8", "8.00", "fine", SYNC2, "false"]])
+    bad = dest.write_file(HEADER, [["1", UNFIT, SECRET, SYNC2, "false"]])
+    return {"replace": [good], "update": [bad]}
+
+
+@case("unknown column", "'surprise'")
+def _(dest: Destination) -> dict:
+    path, key = dest.write_file([*HEADER, "surprise"], [["7", "7.00", SECRET, SYNC2, "false", "x"]])
+    return {"replace": [(path, key)]}
+
+
+@case("key column NULL", "'id'")
+def _(dest: Destination) -> dict:
+    return {"replace": [dest.write_file(HEADER, [[NULL, "7.00", SECRET, SYNC2, "false"]])]}
+
+
+UNFIT = "12345678901.5"  # does not fit DECIMAL(10, 2)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
+    name: str, dest: Destination, lake: Lake
+) -> None:
+    seed(dest, [["1", "1.00", "one", SYNC1, "false"], ["2", "2.00", "two", SYNC1, "false"]])
+    rows_before = by_id(lake, dest)
+    snapshots_before = lake.snapshot_count(dest.schema, "orders")
+    build, expected = CASES[name]
+    files = build(dest)
+    response = dest.write("orders", orders(), **files)
+    assert outcome(response) == "task", name
+    assert expected in response.task.message, response.task.message
+    assert SECRET not in response.task.message
+    assert by_id(lake, dest) == rows_before
+    assert lake.snapshot_count(dest.schema, "orders") == snapshots_before
+    # The server keeps serving: a good batch right after succeeds.
+    good = dest.write_file(HEADER, [["3", "3.00", "three", SYNC2, "false"]])
+    assert outcome(dest.write("orders", orders(), replace=[good])) == "success"
+    assert set(by_id(lake, dest)) == {1, 2, 3}
+
+
+def test_uncastable_value_message_names_column_file_and_row(dest: Destination) -> None:
+    seed(dest, [["1", "1.00", "one", SYNC1, "false"]])
+    bad = dest.write_file(HEADER, [["1", "1.00", "x", SYNC2, "false"],
+                                   ["2", "not-a-number", "y", SYNC2, "false"]])
+    response = dest.write("orders", orders(), replace=[bad])
+    message = response.task.message
+    assert "'amount'" in message and "DECIMAL(10, 2)" in message
+    assert bad[0] in message and "data row 2" in message
+    assert "not-a-number" not in message
+
+
+def test_write_to_a_missing_table_is_a_task(dest: Destination) -> None:
+    replace = dest.write_file(HEADER, [["1", "1.00", "one", SYNC1, "false"]])
+    response = dest.write("nowhere", orders(), replace=[replace])
+    assert outcome(response) == "task" and "does not exist" in response.task.message
+
+
+def test_request_column_unknown_to_the_table_is_a_task(dest: Destination, lake: Lake) -> None:
+    seed(dest, [["1", "1.00", "one", SYNC1, "false"]])
+    wider = [*orders(), column("later", "STRING")]
+    replace = dest.write_file([*HEADER, "later"], [["1", "1.00", "one", SYNC2, "false", "v"]])
+    response = dest.write("orders", wider, replace=[replace])
+    assert outcome(response) == "task" and "'later'" in response.task.message
+    assert by_id(lake, dest)[1]["note"] == "one"
