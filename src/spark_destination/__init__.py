@@ -1,4 +1,4 @@
-"""spark-destination: a Fivetran Partner SDK v2 destination for Apache Iceberg through Apache Spark."""
+"""spark-destination: a Fivetran v2 destination for Apache Iceberg through Apache Spark."""
 
 from __future__ import annotations
 

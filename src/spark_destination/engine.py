@@ -181,9 +181,7 @@ class Engine:
         ref = table_ref(config.catalog, request.target.schema, request.target.table)
         return self._executor(config).describe(ref)
 
-    def create_table(
-        self, configuration: Mapping[str, str], request: CreateTableRequest
-    ) -> Result:
+    def create_table(self, configuration: Mapping[str, str], request: CreateTableRequest) -> Result:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
         return self._apply(
@@ -229,5 +227,3 @@ class Engine:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             outcome = executor.run(plan, batch)
             return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
-
-

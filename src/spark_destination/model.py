@@ -43,7 +43,7 @@ class Encryption(enum.Enum):
 
 
 class FileKind(enum.Enum):
-    """What a batch file means; the order of members is the order Fivetran requires for WriteBatch."""
+    """What a batch file means (WriteBatch applies replace, then update, then delete)."""
 
     REPLACE = "replace"
     UPDATE = "update"

@@ -6,6 +6,7 @@ from typing import assert_never
 
 from spark_destination.config import parse_config
 from spark_destination.dialects.render import Statement, render_plan
+from spark_destination.errors import UnsupportedOperationError
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
 from spark_destination.planner.truncate import plan_truncate
@@ -19,7 +20,6 @@ from spark_destination.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
-from spark_destination.errors import UnsupportedOperationError
 
 
 def plan_for(preview: PreviewInput) -> Plan:

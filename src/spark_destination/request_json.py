@@ -67,7 +67,9 @@ def _column(name: str, spec: Any, primary_key: bool) -> Column:
     try:
         data_type = DataType[str(spec["type"]).upper()]
     except KeyError:
-        raise InvalidRequestError(f"column {name!r} has an unknown type {spec.get('type')!r}") from None
+        raise InvalidRequestError(
+            f"column {name!r} has an unknown type {spec.get('type')!r}"
+        ) from None
     decimal = None
     if "precision" in spec:
         decimal = DecimalParams(precision=int(spec["precision"]), scale=int(spec.get("scale", 0)))
@@ -143,8 +145,11 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                 delete_files=tuple(data.get("delete_files", ())),
                 file_params=_file_params(data.get("file_params", {})),
                 # Preview never opens files: any key will do, so none is needed.
-                keys={p: b"" for k in ("replace_files", "update_files", "delete_files")
-                      for p in data.get(k, ())},
+                keys={
+                    p: b""
+                    for k in ("replace_files", "update_files", "delete_files")
+                    for p in data.get(k, ())
+                },
             )
         case _:
             raise InvalidRequestError(

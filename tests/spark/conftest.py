@@ -66,11 +66,17 @@ from spark_destination.testing.batch_writer import new_key, shuffled, write_batc
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
-TYPES = {t: getattr(common, t) for t in common.DataType.keys()}
+TYPES = {t: getattr(common, t) for t in common.DataType.keys()}  # noqa: SIM118
 
 
-def column(name: str, type_name: str, *, pk: bool = False, precision: int | None = None,
-           scale: int | None = None) -> common.Column:
+def column(
+    name: str,
+    type_name: str,
+    *,
+    pk: bool = False,
+    precision: int | None = None,
+    scale: int | None = None,
+) -> common.Column:
     col = common.Column(name=name, type=TYPES[type_name], primary_key=pk)
     if precision is not None:
         col.params.decimal.precision = precision
@@ -89,16 +95,26 @@ class Destination:
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     counter: int = 0
 
-    def write_file(self, header: list[str], rows: list[list[str]], *, encrypted: bool = True,
-                   ) -> tuple[str, bytes]:
+    def write_file(
+        self,
+        header: list[str],
+        rows: list[list[str]],
+        *,
+        encrypted: bool = True,
+    ) -> tuple[str, bytes]:
         self.counter += 1
         path = self.workdir / f"batch_{self.counter}.csv{'.zstd.aes' if encrypted else ''}"
         order = shuffled(header, self.rng)
         index = [header.index(h) for h in order]
         key = new_key()
-        write_batch_file(path, order, ([row[i] for i in index] for row in rows),
-                         params=self.params(encrypted), key=key if encrypted else None,
-                         rng=self.rng)
+        write_batch_file(
+            path,
+            order,
+            ([row[i] for i in index] for row in rows),
+            params=self.params(encrypted),
+            key=key if encrypted else None,
+            rng=self.rng,
+        )
         return str(path), key
 
     @staticmethod
@@ -106,45 +122,77 @@ class Destination:
         return FileParams(
             compression=Compression.ZSTD if encrypted else Compression.OFF,
             encryption=Encryption.AES if encrypted else Encryption.NONE,
-            null_string=NULL, unmodified_string=UNMOD,
+            null_string=NULL,
+            unmodified_string=UNMOD,
         )
 
-    def create(self, name: str, columns: list[common.Column], schema: str | None = None
-               ) -> pb.CreateTableResponse:
-        return self.stub.CreateTable(pb.CreateTableRequest(
-            configuration=self.configuration, schema_name=schema or self.schema,
-            table=common.Table(name=name, columns=columns)))
+    def create(
+        self, name: str, columns: list[common.Column], schema: str | None = None
+    ) -> pb.CreateTableResponse:
+        return self.stub.CreateTable(
+            pb.CreateTableRequest(
+                configuration=self.configuration,
+                schema_name=schema or self.schema,
+                table=common.Table(name=name, columns=columns),
+            )
+        )
 
     def describe(self, name: str, schema: str | None = None) -> pb.DescribeTableResponse:
-        return self.stub.DescribeTable(pb.DescribeTableRequest(
-            configuration=self.configuration, schema_name=schema or self.schema, table_name=name))
+        return self.stub.DescribeTable(
+            pb.DescribeTableRequest(
+                configuration=self.configuration, schema_name=schema or self.schema, table_name=name
+            )
+        )
 
-    def alter(self, name: str, columns: list[common.Column], drop_columns: bool = False
-              ) -> pb.AlterTableResponse:
-        return self.stub.AlterTable(pb.AlterTableRequest(
-            configuration=self.configuration, schema_name=self.schema,
-            table=common.Table(name=name, columns=columns), drop_columns=drop_columns))
+    def alter(
+        self, name: str, columns: list[common.Column], drop_columns: bool = False
+    ) -> pb.AlterTableResponse:
+        return self.stub.AlterTable(
+            pb.AlterTableRequest(
+                configuration=self.configuration,
+                schema_name=self.schema,
+                table=common.Table(name=name, columns=columns),
+                drop_columns=drop_columns,
+            )
+        )
 
-    def write(self, name: str, columns: list[common.Column], *,
-              replace: list[tuple[str, bytes]] = (), update: list[tuple[str, bytes]] = (),
-              delete: list[tuple[str, bytes]] = (), encrypted: bool = True,
-              schema: str | None = None) -> pb.WriteBatchResponse:
+    def write(
+        self,
+        name: str,
+        columns: list[common.Column],
+        *,
+        replace: list[tuple[str, bytes]] = (),
+        update: list[tuple[str, bytes]] = (),
+        delete: list[tuple[str, bytes]] = (),
+        encrypted: bool = True,
+        schema: str | None = None,
+    ) -> pb.WriteBatchResponse:
         files = [*replace, *update, *delete]
         params = self.params(encrypted)
         request = pb.WriteBatchRequest(
-            configuration=self.configuration, schema_name=schema or self.schema,
+            configuration=self.configuration,
+            schema_name=schema or self.schema,
             table=common.Table(name=name, columns=columns),
-            keys={p: k for p, k in files} if encrypted else {},
-            replace_files=[p for p, _ in replace], update_files=[p for p, _ in update],
+            keys=dict(files) if encrypted else {},
+            replace_files=[p for p, _ in replace],
+            update_files=[p for p, _ in update],
             delete_files=[p for p, _ in delete],
             file_params=pb.FileParams(
-                compression=params.compression.value, encryption=params.encryption.value,
-                null_string=NULL, unmodified_string=UNMOD))
+                compression=params.compression.value,
+                encryption=params.encryption.value,
+                null_string=NULL,
+                unmodified_string=UNMOD,
+            ),
+        )
         return self.stub.WriteBatch(request)
 
     def truncate(self, name: str, before: datetime, soft: bool = False) -> pb.TruncateResponse:
-        request = pb.TruncateRequest(configuration=self.configuration, schema_name=self.schema,
-                                     table_name=name, synced_column="_fivetran_synced")
+        request = pb.TruncateRequest(
+            configuration=self.configuration,
+            schema_name=self.schema,
+            table_name=name,
+            synced_column="_fivetran_synced",
+        )
         request.utc_delete_before.FromDatetime(before.astimezone(UTC).replace(tzinfo=None))
         if soft:
             request.soft.deleted_column = "_fivetran_deleted"
@@ -196,11 +244,13 @@ _schemas = iter(range(1_000_000))
 
 
 @pytest.fixture
-def dest(stub: pb_grpc.DestinationConnectorStub, tmp_path: Path,
-         spark_settings: SparkSettings) -> Destination:
+def dest(
+    stub: pb_grpc.DestinationConnectorStub, tmp_path: Path, spark_settings: SparkSettings
+) -> Destination:
     """A fresh schema per test so tests never see each other's tables."""
-    return Destination(stub=stub, workdir=tmp_path, configuration={},
-                       schema=f"test_{next(_schemas)}")
+    return Destination(
+        stub=stub, workdir=tmp_path, configuration={}, schema=f"test_{next(_schemas)}"
+    )
 
 
 @pytest.fixture(scope="session")

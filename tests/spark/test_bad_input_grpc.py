@@ -30,7 +30,9 @@ def _truncate(path: str) -> None:
 
 def _unterminated_quote(dest: Destination) -> tuple[str, bytes]:
     path = dest.workdir / "unterminated.csv"
-    path.write_text(f'id,amount,note,_fivetran_synced,_fivetran_deleted\n7,1.00,"{SECRET},{SYNC2},false\n')
+    path.write_text(
+        f'id,amount,note,_fivetran_synced,_fivetran_deleted\n7,1.00,"{SECRET},{SYNC2},false\n'
+    )
     return str(path), b""
 
 
@@ -119,8 +121,9 @@ def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
 
 def test_uncastable_value_message_names_column_file_and_row(dest: Destination) -> None:
     seed(dest, [["1", "1.00", "one", SYNC1, "false"]])
-    bad = dest.write_file(HEADER, [["1", "1.00", "x", SYNC2, "false"],
-                                   ["2", "not-a-number", "y", SYNC2, "false"]])
+    bad = dest.write_file(
+        HEADER, [["1", "1.00", "x", SYNC2, "false"], ["2", "not-a-number", "y", SYNC2, "false"]]
+    )
     response = dest.write("orders", orders(), replace=[bad])
     message = response.task.message
     assert "'amount'" in message and "DECIMAL(10, 2)" in message

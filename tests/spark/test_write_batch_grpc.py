@@ -37,7 +37,10 @@ def outcome(response) -> str:
 
 def seed(dest: Destination, rows: list[list[str]]) -> None:
     assert outcome(dest.create("orders", orders())) == "success"
-    assert outcome(dest.write("orders", orders(), replace=[dest.write_file(HEADER, rows)])) == "success"
+    assert (
+        outcome(dest.write("orders", orders(), replace=[dest.write_file(HEADER, rows)]))
+        == "success"
+    )
 
 
 def by_id(lake: Lake, dest: Destination, table: str = "orders") -> dict[object, dict]:
@@ -49,12 +52,22 @@ def test_all_fifteen_types_round_trip_and_describe_reports_what_create_received(
 ) -> None:
     columns = [
         column("id", "LONG", pk=True),
-        column("b", "BOOLEAN"), column("sh", "SHORT"), column("i", "INT"),
-        column("dec", "DECIMAL", precision=38, scale=10), column("f", "FLOAT"),
-        column("d", "DOUBLE"), column("nd", "NAIVE_DATE"), column("ndt", "NAIVE_DATETIME"),
-        column("utc", "UTC_DATETIME"), column("bin", "BINARY"), column("x", "XML"),
-        column("s", "STRING"), column("j", "JSON"), column("t", "NAIVE_TIME"),
-        column("_fivetran_synced", "UTC_DATETIME"), column("_fivetran_deleted", "BOOLEAN"),
+        column("b", "BOOLEAN"),
+        column("sh", "SHORT"),
+        column("i", "INT"),
+        column("dec", "DECIMAL", precision=38, scale=10),
+        column("f", "FLOAT"),
+        column("d", "DOUBLE"),
+        column("nd", "NAIVE_DATE"),
+        column("ndt", "NAIVE_DATETIME"),
+        column("utc", "UTC_DATETIME"),
+        column("bin", "BINARY"),
+        column("x", "XML"),
+        column("s", "STRING"),
+        column("j", "JSON"),
+        column("t", "NAIVE_TIME"),
+        column("_fivetran_synced", "UTC_DATETIME"),
+        column("_fivetran_deleted", "BOOLEAN"),
     ]
     assert outcome(dest.create("all_types", columns)) == "success"
     described = dest.describe("all_types")
@@ -62,11 +75,29 @@ def test_all_fifteen_types_round_trip_and_describe_reports_what_create_received(
     assert list(described.table.columns) == columns
 
     header = [c.name for c in columns]
-    row = ["1", "true", "-32768", "2147483647", "12345678901234567890.0123456789", "1.5",
-           "-2.2250738585072014E-308", "2007-12-03", "2007-12-03T10:15:30",
-           "2023-10-27T15:00:00.123456789Z", base64.b64encode(b"\x00\xffbin").decode(),
-           "<a>x</a>", "héllo, \"world\"\nline", '{"k": [1, 2]}', "10:15:30", SYNC1, "false"]
-    assert outcome(dest.write("all_types", columns, replace=[dest.write_file(header, [row])])) == "success"
+    row = [
+        "1",
+        "true",
+        "-32768",
+        "2147483647",
+        "12345678901234567890.0123456789",
+        "1.5",
+        "-2.2250738585072014E-308",
+        "2007-12-03",
+        "2007-12-03T10:15:30",
+        "2023-10-27T15:00:00.123456789Z",
+        base64.b64encode(b"\x00\xffbin").decode(),
+        "<a>x</a>",
+        'héllo, "world"\nline',
+        '{"k": [1, 2]}',
+        "10:15:30",
+        SYNC1,
+        "false",
+    ]
+    assert (
+        outcome(dest.write("all_types", columns, replace=[dest.write_file(header, [row])]))
+        == "success"
+    )
     (stored,) = lake.rows(dest.schema, "all_types")
     assert stored["b"] is True and stored["sh"] == -32768 and stored["i"] == 2147483647
     assert stored["dec"] == Decimal("12345678901234567890.0123456789")
@@ -74,10 +105,11 @@ def test_all_fifteen_types_round_trip_and_describe_reports_what_create_received(
     assert stored["nd"] == date(2007, 12, 3)
     assert stored["ndt"] == datetime(2007, 12, 3, 10, 15, 30)
     # Nanoseconds are truncated to Spark's microseconds.
-    assert stored["utc"].replace(tzinfo=UTC) == datetime(2023, 10, 27, 15, 0, 0, 123456, tzinfo=UTC) or \
-        stored["utc"] == datetime(2023, 10, 27, 15, 0, 0, 123456)
+    assert stored["utc"].replace(tzinfo=UTC) == datetime(
+        2023, 10, 27, 15, 0, 0, 123456, tzinfo=UTC
+    ) or stored["utc"] == datetime(2023, 10, 27, 15, 0, 0, 123456)
     assert bytes(stored["bin"]) == b"\x00\xffbin"
-    assert stored["x"] == "<a>x</a>" and stored["s"] == "héllo, \"world\"\nline"
+    assert stored["x"] == "<a>x</a>" and stored["s"] == 'héllo, "world"\nline'
     assert stored["j"] == '{"k": [1, 2]}' and stored["t"] == "10:15:30"
 
 
@@ -99,15 +131,27 @@ def test_key_columns_are_required_identifier_fields(dest: Destination, lake: Lak
 
 
 def test_upsert_update_soft_delete_and_hard_delete(dest: Destination, lake: Lake) -> None:
-    seed(dest, [["1", "1.10", "one", SYNC1, "false"], ["2", "2.20", "two", SYNC1, "false"],
-                ["3", "3.30", "three", SYNC1, "false"], ["4", "4.40", "four", SYNC1, "false"]])
-    update = dest.write_file(HEADER, [
-        ["1", UNMOD, "uno", SYNC2, "false"],          # amount kept
-        ["2", NULL, "", SYNC2, "false"],              # amount NULL, note empty string
-        ["3", UNMOD, UNMOD, SYNC2, "true"],           # soft delete
-        ["99", "9.99", "ghost", SYNC2, "false"],      # unknown key: ignored
-    ])
-    delete = dest.write_file(HEADER, [["4", NULL, NULL, SYNC2, NULL], ["98", NULL, NULL, SYNC2, NULL]])
+    seed(
+        dest,
+        [
+            ["1", "1.10", "one", SYNC1, "false"],
+            ["2", "2.20", "two", SYNC1, "false"],
+            ["3", "3.30", "three", SYNC1, "false"],
+            ["4", "4.40", "four", SYNC1, "false"],
+        ],
+    )
+    update = dest.write_file(
+        HEADER,
+        [
+            ["1", UNMOD, "uno", SYNC2, "false"],  # amount kept
+            ["2", NULL, "", SYNC2, "false"],  # amount NULL, note empty string
+            ["3", UNMOD, UNMOD, SYNC2, "true"],  # soft delete
+            ["99", "9.99", "ghost", SYNC2, "false"],  # unknown key: ignored
+        ],
+    )
+    delete = dest.write_file(
+        HEADER, [["4", NULL, NULL, SYNC2, NULL], ["98", NULL, NULL, SYNC2, NULL]]
+    )
     assert outcome(dest.write("orders", orders(), update=[update], delete=[delete])) == "success"
     rows = by_id(lake, dest)
     assert set(rows) == {1, 2, 3}
@@ -129,19 +173,27 @@ def test_repeated_keys_apply_in_file_order_as_the_tester_sends_them(
     dest: Destination, lake: Lake
 ) -> None:
     seed(dest, [["5", "5.00", "five", SYNC1, "false"], ["6", "6.00", "six", SYNC1, "false"]])
-    replace = dest.write_file(HEADER, [
-        ["10", "1.00", "first", SYNC2, "false"],
-        ["10", "2.00", "second", SYNC2, "false"],     # same key twice: the later wins
-        ["11", "3.00", "new key", SYNC2, "false"],
-        ["12", "4.00", "upserted then deleted", SYNC2, "false"],
-    ])
-    update = dest.write_file(HEADER, [
-        ["11", UNMOD, "updated after upsert", SYNC2, "false"],   # keeps the new row
-        ["5", "50.00", UNMOD, SYNC2, "false"],
-        ["5", UNMOD, UNMOD, SYNC2, "true"],                      # update then soft delete
-        ["6", "60.00", "x", SYNC2, "false"],
-    ])
-    delete = dest.write_file(HEADER, [["12", NULL, NULL, SYNC2, NULL], ["6", NULL, NULL, SYNC2, NULL]])
+    replace = dest.write_file(
+        HEADER,
+        [
+            ["10", "1.00", "first", SYNC2, "false"],
+            ["10", "2.00", "second", SYNC2, "false"],  # same key twice: the later wins
+            ["11", "3.00", "new key", SYNC2, "false"],
+            ["12", "4.00", "upserted then deleted", SYNC2, "false"],
+        ],
+    )
+    update = dest.write_file(
+        HEADER,
+        [
+            ["11", UNMOD, "updated after upsert", SYNC2, "false"],  # keeps the new row
+            ["5", "50.00", UNMOD, SYNC2, "false"],
+            ["5", UNMOD, UNMOD, SYNC2, "true"],  # update then soft delete
+            ["6", "60.00", "x", SYNC2, "false"],
+        ],
+    )
+    delete = dest.write_file(
+        HEADER, [["12", NULL, NULL, SYNC2, NULL], ["6", NULL, NULL, SYNC2, NULL]]
+    )
     response = dest.write("orders", orders(), replace=[replace], update=[update], delete=[delete])
     assert outcome(response) == "success"
     rows = by_id(lake, dest)
@@ -163,8 +215,12 @@ def test_one_write_batch_is_one_iceberg_commit(dest: Destination, lake: Lake) ->
 
 
 def test_keyless_table_is_keyed_by_fivetran_id(dest: Destination, lake: Lake) -> None:
-    columns = [column("_fivetran_id", "STRING", pk=True), column("name", "STRING"),
-               column("_fivetran_synced", "UTC_DATETIME"), column("_fivetran_deleted", "BOOLEAN")]
+    columns = [
+        column("_fivetran_id", "STRING", pk=True),
+        column("name", "STRING"),
+        column("_fivetran_synced", "UTC_DATETIME"),
+        column("_fivetran_deleted", "BOOLEAN"),
+    ]
     header = [c.name for c in columns]
     assert outcome(dest.create("events", columns)) == "success"
     replace = dest.write_file(header, [["abc", "A", SYNC1, "false"], ["def", "B", SYNC1, "false"]])
@@ -177,15 +233,33 @@ def test_keyless_table_is_keyed_by_fivetran_id(dest: Destination, lake: Lake) ->
 
 
 def test_timestamps_with_zero_to_nine_fractional_digits(dest: Destination, lake: Lake) -> None:
-    columns = [column("id", "INT", pk=True), column("at", "UTC_DATETIME"),
-               column("local", "NAIVE_DATETIME"), column("_fivetran_synced", "UTC_DATETIME")]
+    columns = [
+        column("id", "INT", pk=True),
+        column("at", "UTC_DATETIME"),
+        column("local", "NAIVE_DATETIME"),
+        column("_fivetran_synced", "UTC_DATETIME"),
+    ]
     header = [c.name for c in columns]
     assert outcome(dest.create("times", columns)) == "success"
-    fractions = ["", ".1", ".12", ".123", ".1234", ".12345", ".123456", ".1234567", ".12345678",
-                 ".123456789"]
-    rows = [[str(n), f"2024-01-02T03:04:05{f}Z", f"2024-01-02T03:04:05{f}", SYNC1]
-            for n, f in enumerate(fractions)]
-    assert outcome(dest.write("times", columns, replace=[dest.write_file(header, rows)])) == "success"
+    fractions = [
+        "",
+        ".1",
+        ".12",
+        ".123",
+        ".1234",
+        ".12345",
+        ".123456",
+        ".1234567",
+        ".12345678",
+        ".123456789",
+    ]
+    rows = [
+        [str(n), f"2024-01-02T03:04:05{f}Z", f"2024-01-02T03:04:05{f}", SYNC1]
+        for n, f in enumerate(fractions)
+    ]
+    assert (
+        outcome(dest.write("times", columns, replace=[dest.write_file(header, rows)])) == "success"
+    )
     stored = {r["id"]: r for r in lake.rows(dest.schema, "times")}
     for n, fraction in enumerate(fractions):
         micros = int((fraction[1:] + "000000")[:6]) if fraction else 0
@@ -194,15 +268,26 @@ def test_timestamps_with_zero_to_nine_fractional_digits(dest: Destination, lake:
 
 def test_identifiers_with_spaces_dots_hyphens_and_backticks(dest: Destination, lake: Lake) -> None:
     schema = "my schema.with-dots"
-    columns = [column("the key", "INT", pk=True), column("a.b-c`d", "STRING"),
-               column("select", "STRING"), column("_fivetran_synced", "UTC_DATETIME")]
+    columns = [
+        column("the key", "INT", pk=True),
+        column("a.b-c`d", "STRING"),
+        column("select", "STRING"),
+        column("_fivetran_synced", "UTC_DATETIME"),
+    ]
     header = [c.name for c in columns]
     assert outcome(dest.create("odd `table`.name", columns, schema=schema)) == "success"
     replace = dest.write_file(header, [["1", "v", "w", SYNC1]])
-    assert outcome(dest.write("odd `table`.name", columns, replace=[replace], schema=schema)) == "success"
+    assert (
+        outcome(dest.write("odd `table`.name", columns, replace=[replace], schema=schema))
+        == "success"
+    )
     (row,) = lake.rows(schema, "odd `table`.name")
-    assert row == {"the key": 1, "a.b-c`d": "v", "select": "w",
-                   "_fivetran_synced": row["_fivetran_synced"]}
+    assert row == {
+        "the key": 1,
+        "a.b-c`d": "v",
+        "select": "w",
+        "_fivetran_synced": row["_fivetran_synced"],
+    }
     assert outcome(dest.describe("odd `table`.name", schema=schema)) == "table"
 
 
@@ -210,10 +295,17 @@ def test_truncate_missing_table_is_success(dest: Destination) -> None:
     assert outcome(dest.truncate("never_created", datetime.now(UTC))) == "success"
 
 
-def test_truncate_hard_and_soft_only_touch_rows_synced_before(dest: Destination, lake: Lake) -> None:
-    seed(dest, [["1", "1.00", "old", "2024-03-01T10:00:00.122Z", "false"],
-                ["2", "2.00", "edge", "2024-03-01T10:00:00.123Z", "false"],
-                ["3", "3.00", "new", "2024-03-01T10:00:00.124Z", "false"]])
+def test_truncate_hard_and_soft_only_touch_rows_synced_before(
+    dest: Destination, lake: Lake
+) -> None:
+    seed(
+        dest,
+        [
+            ["1", "1.00", "old", "2024-03-01T10:00:00.122Z", "false"],
+            ["2", "2.00", "edge", "2024-03-01T10:00:00.123Z", "false"],
+            ["3", "3.00", "new", "2024-03-01T10:00:00.124Z", "false"],
+        ],
+    )
     cut = datetime(2024, 3, 1, 10, 0, 0, 123000, tzinfo=UTC)
     assert outcome(dest.truncate("orders", cut, soft=True)) == "success"
     rows = by_id(lake, dest)

@@ -22,7 +22,9 @@ _CASE = re.compile(r"\[(?P<case>[^\]-]+)-(?P<dialect>[^\]]+)\]$")
 def _case(test_location: PyTestLocation) -> tuple[str, str]:
     match = _CASE.search(test_location.testname)
     if match is None:
-        raise ValueError(f"snapshot tests must be parametrized as [case-dialect]: {test_location.testname}")
+        raise ValueError(
+            f"snapshot tests must be parametrized as [case-dialect]: {test_location.testname}"
+        )
     return match["case"], match["dialect"]
 
 

@@ -138,7 +138,9 @@ CASES: dict[str, Op] = {
 }
 
 
-@pytest.mark.parametrize(("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v)
+@pytest.mark.parametrize(
+    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
+)
 def test_golden_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
     statement = render(CASES[case])
     assert statement.sql is not None

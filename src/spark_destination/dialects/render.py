@@ -52,7 +52,6 @@ SOURCE_ALIAS: Final = "s"
 BATCH_ALIAS: Final = "b"
 
 
-
 class _ExpectedCommandFilter(logging.Filter):
     """sqlglot warns when it parses Iceberg DDL as an opaque command; ``finalize`` decides."""
 
@@ -161,7 +160,7 @@ def _template(name: str, **context: object) -> str:
     return _ENV.get_template(f"{name}.sql.j2").render(**context)
 
 
-def _sql(expression: exp.Expression) -> str:
+def _sql(expression: exp.Expr) -> str:
     return expression.sql(dialect=SQLGLOT_DIALECT, unsupported_level=ErrorLevel.RAISE)
 
 
@@ -186,7 +185,7 @@ def _text(value: str) -> exp.Literal:
     return exp.Literal.string(value)
 
 
-def _is(raw: exp.Expression, sentinel: str | None) -> exp.Expression:
+def _is(raw: exp.Expr, sentinel: str | None) -> exp.Expr:
     if sentinel is None:
         return exp.false()
     return exp.EQ(this=raw.copy(), expression=_text(sentinel))
@@ -225,18 +224,18 @@ def check_columns(op: CheckValuesOp) -> tuple[Column | None, ...]:
     return tuple(columns) if columns else (None,)
 
 
-def _alias(expression: exp.Expression, name: str) -> exp.Expression:
+def _alias(expression: exp.Expr, name: str) -> exp.Expr:
     return exp.alias_(expression, exp.to_identifier(name, quoted=True))
 
 
 def _value(
-    raw: exp.Expression,
+    raw: exp.Expr,
     column: Column,
     *,
     null_string: str | None,
     unmodified_string: str | None,
-    unmodified: exp.Expression,
-) -> exp.Expression:
+    unmodified: exp.Expr,
+) -> exp.Expr:
     """``unmodified`` for the unmodified sentinel, NULL for the null sentinel, else the value."""
     ifs = []
     if unmodified_string is not None:
@@ -252,9 +251,9 @@ def _merge_batch(op: MergeBatchOp) -> str:
     value_columns = [c for c in op.columns if c.name not in op.key]
     seq = _col(SEQ_COLUMN)
 
-    decoded = [
-        _sql(_alias(spark_iceberg.decode(_col(c.name), c), c.name)) for c in key_columns
-    ] + [ident(c.name) for c in value_columns]
+    decoded = [_sql(_alias(spark_iceberg.decode(_col(c.name), c), c.name)) for c in key_columns] + [
+        ident(c.name) for c in value_columns
+    ]
 
     folded = [ident(c.name) for c in key_columns]
     for column in value_columns:

@@ -83,12 +83,12 @@ def sql_type(column: Column) -> exp.DataType:
     return exp.DataType.build(name, dialect=SQLGLOT_DIALECT)
 
 
-def _try_cast(raw: exp.Expression, column: Column) -> exp.Expression:
+def _try_cast(raw: exp.Expr, column: Column) -> exp.Expr:
     # safe=True is what makes sqlglot print TRY_CAST rather than CAST for Spark.
     return exp.TryCast(this=raw.copy(), to=sql_type(column), safe=True)
 
 
-def decode(raw: exp.Expression, column: Column) -> exp.Expression:
+def decode(raw: exp.Expr, column: Column) -> exp.Expr:
     """The value of the staged raw string ``raw`` in ``column``'s type; fails on a bad value.
 
     ANSI mode (set on the session) makes every CAST raise instead of returning NULL.
@@ -106,7 +106,7 @@ def decode(raw: exp.Expression, column: Column) -> exp.Expression:
     return exp.cast(raw.copy(), sql_type(column))
 
 
-def invalid(raw: exp.Expression, column: Column) -> exp.Expression | None:
+def invalid(raw: exp.Expr, column: Column) -> exp.Expr | None:
     """A predicate true when ``raw`` (known not to be a sentinel) cannot be stored in ``column``.
 
     None when every string is acceptable (text and binary columns).
@@ -115,7 +115,9 @@ def invalid(raw: exp.Expression, column: Column) -> exp.Expression | None:
         case DataType.STRING | DataType.XML | DataType.JSON | DataType.BINARY:
             return None
         case DataType.NAIVE_TIME:
-            return exp.not_(exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN)))
+            return exp.not_(
+                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN))
+            )
         case DataType.FLOAT | DataType.DOUBLE:
             # Spark turns an out-of-range number into +-Infinity without an error; only text
             # that spells infinity may become infinity.
@@ -124,7 +126,9 @@ def invalid(raw: exp.Expression, column: Column) -> exp.Expression | None:
                 this=exp.Abs(this=typed.copy()),
                 expression=exp.cast(exp.Literal.string("Infinity"), "DOUBLE"),
             )
-            spelled = exp.Like(this=exp.Lower(this=raw.copy()), expression=exp.Literal.string("%inf%"))
+            spelled = exp.Like(
+                this=exp.Lower(this=raw.copy()), expression=exp.Literal.string("%inf%")
+            )
             return exp.or_(
                 exp.Is(this=typed, expression=exp.Null()),
                 exp.and_(infinite, exp.not_(spelled)),

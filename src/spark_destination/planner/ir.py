@@ -100,8 +100,9 @@ class CheckValuesOp:
     view: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    null_string: str
-    unmodified_string: str
+    # None when the producer set no sentinel: then no value is special.
+    null_string: str | None
+    unmodified_string: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,8 +118,8 @@ class MergeBatchOp:
     view: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    null_string: str
-    unmodified_string: str
+    null_string: str | None
+    unmodified_string: str | None
     has_upserts: bool
 
 

@@ -28,9 +28,7 @@ def validate_columns(table: Table) -> None:
         if not column.name:
             raise InvalidRequestError(f"table {table.name!r} has a column with an empty name")
         if column.name in seen:
-            raise InvalidRequestError(
-                f"table {table.name!r} declares column {column.name!r} twice"
-            )
+            raise InvalidRequestError(f"table {table.name!r} declares column {column.name!r} twice")
         seen.add(column.name)
         if column.type is DataType.UNSPECIFIED:
             raise InvalidRequestError(

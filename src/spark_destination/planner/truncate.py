@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import DataType, Table
-from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
+from spark_destination.model import Column, DataType, Table
 from spark_destination.planner import metadata
-from spark_destination.model import Column
+from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
 from spark_destination.planner.tables import table_ref
 from spark_destination.requests import TruncateRequest
 

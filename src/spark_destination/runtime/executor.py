@@ -117,8 +117,8 @@ class Executor:
                 assert_never(op)
 
     def sql(self, text: str, *, what: str) -> list[object]:
-        from pyspark.errors import PySparkException
         from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
 
         try:
             return list(self._session.sql(text).collect())
@@ -144,9 +144,7 @@ class Executor:
                 f"'{file.path}', data row {line}: expected {expected}"
             )
         if problems:
-            raise ValueConversionError(
-                "batch values do not fit the table: " + "; ".join(problems)
-            )
+            raise ValueConversionError("batch values do not fit the table: " + "; ".join(problems))
 
     def describe(self, table: TableRef) -> Table | None:
         """The table as Fivetran sees it, or None when it does not exist."""
@@ -162,7 +160,9 @@ class Executor:
                 f"reading the schema of {table.name!r} failed: {describe_spark_error(exc)}"
             ) from None
         physical = [
-            metadata.PhysicalColumn(name=f.name, type=f.dataType.simpleString(), nullable=f.nullable)
+            metadata.PhysicalColumn(
+                name=f.name, type=f.dataType.simpleString(), nullable=f.nullable
+            )
             for f in schema.fields
         ]
         properties = self._properties(table)

@@ -102,9 +102,11 @@ def decode_batch(
         spans.append(FileSpan(file=staged, first_seq=seq, rows=table.num_rows))
         seq += table.num_rows
     schema = pa.schema(
-        [*(pa.field(c, pa.string(), nullable=False) for c in op.columns),
-         pa.field(OP_COLUMN, pa.string(), nullable=False),
-         pa.field(SEQ_COLUMN, pa.int64(), nullable=False)]
+        [
+            *(pa.field(c, pa.string(), nullable=False) for c in op.columns),
+            pa.field(OP_COLUMN, pa.string(), nullable=False),
+            pa.field(SEQ_COLUMN, pa.int64(), nullable=False),
+        ]
     )
     combined = pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
     return combined, tuple(spans)

@@ -79,9 +79,7 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
                 return common.TestResponse(failure=f"unknown test {request.name!r}")
             return common.TestResponse(success=True)
 
-        return self._call(
-            "Test", repr(request.name), run, lambda m: common.TestResponse(failure=m)
-        )
+        return self._call("Test", repr(request.name), run, lambda m: common.TestResponse(failure=m))
 
     def DescribeTable(  # noqa: N802
         self, request: pb.DescribeTableRequest, context: grpc.ServicerContext
@@ -160,8 +158,10 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
     def WriteHistoryBatch(  # noqa: N802
         self, request: pb.WriteHistoryBatchRequest, context: grpc.ServicerContext
     ) -> pb.WriteBatchResponse:
-        log.warning("WriteHistoryBatch %s refused: history mode is not supported yet",
-                    _name(request.schema_name, request.table.name))
+        log.warning(
+            "WriteHistoryBatch %s refused: history mode is not supported yet",
+            _name(request.schema_name, request.table.name),
+        )
         return pb.WriteBatchResponse(
             task=common.Task(
                 message="history mode (WriteHistoryBatch) is not supported by this destination "
@@ -172,8 +172,9 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
     def Migrate(  # noqa: N802
         self, request: pb.MigrateRequest, context: grpc.ServicerContext
     ) -> pb.MigrateResponse:
-        log.info("Migrate %s answered unsupported",
-                 _name(request.details.schema, request.details.table))
+        log.info(
+            "Migrate %s answered unsupported", _name(request.details.schema, request.details.table)
+        )
         return pb.MigrateResponse(unsupported=True)
 
 
@@ -181,8 +182,13 @@ def _name(schema: str, table: str) -> str:
     return f"{schema!r}.{table!r}"
 
 
-Done = TypeVar("Done", pb.CreateTableResponse, pb.AlterTableResponse, pb.TruncateResponse,
-               pb.WriteBatchResponse)
+Done = TypeVar(
+    "Done",
+    pb.CreateTableResponse,
+    pb.AlterTableResponse,
+    pb.TruncateResponse,
+    pb.WriteBatchResponse,
+)
 
 
 def _done(response: type[Done], result: object) -> Done:
