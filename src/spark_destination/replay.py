@@ -35,7 +35,6 @@ from spark_destination.testing.tester_input import (
     TruncateStep,
     WriteHistoryStep,
     WriteStep,
-    batch_files,
 )
 
 if TYPE_CHECKING:
@@ -207,7 +206,6 @@ def _replay_file(
     configuration: Mapping[str, str],
     results: list[StepResult],
 ) -> str | None:
-    steps: list[Step] = []
     try:
         steps = session.load(path)
         for step in steps:
@@ -227,7 +225,7 @@ def _replay_file(
         return f"{path.name}: {exc}"
     finally:
         # The files hold test data only, but nothing should outlive the run (reference §1).
-        _remove(batch_files(steps))
+        _remove(session.take_written())
     return None
 
 

@@ -799,6 +799,27 @@ def test_replay_stops_at_the_first_task(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_replay_reports_bad_input_and_removes_its_files(
+    fake: tuple[FakeServicer, DestinationClient], tmp_path: Path
+) -> None:
+    servicer, client = fake
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        """{"create_table": {"t": {"columns": {"id": "INT"}, "primary_key": ["id"]}},
+            "ops": [{"upsert": {"t": [{"id": 1}], "unknown": [{"id": 2}]}}]}"""
+    )
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    work = tmp_path / "work"
+    report = replay([bad, broken], client=client, configuration=CONFIG, workdir=work)
+    assert report.error is not None and "'unknown' was never defined" in report.error
+    # t's upsert file was written before the error, and removed all the same.
+    assert list(work.iterdir()) == []
+    assert "CreateTable" not in [n for n, _ in servicer.requests]
+    with pytest.raises(InputError, match="not valid JSON"):
+        make_session(tmp_path).load(broken)
+
+
 def test_replay_stops_when_a_configuration_test_fails(
     fake: tuple[FakeServicer, DestinationClient], tmp_path: Path
 ) -> None:

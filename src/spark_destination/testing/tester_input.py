@@ -103,9 +103,12 @@ class JsonNumber(str):
 
 
 def load_input(path: Path) -> dict[str, Any]:
-    data = json.loads(
-        path.read_text(encoding="utf-8"), parse_int=JsonNumber, parse_float=JsonNumber
-    )
+    try:
+        data = json.loads(
+            path.read_text(encoding="utf-8"), parse_int=JsonNumber, parse_float=JsonNumber
+        )
+    except json.JSONDecodeError as exc:
+        raise TesterInputError(f"{path.name} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise TesterInputError(f"{path.name}: the top level must be a JSON object")
     return data
@@ -355,7 +358,8 @@ class TruncateStep:
     @property
     def summary(self) -> str:
         kind = "soft " if self.soft_deleted_column is not None else ""
-        return f"Truncate {self.table} ({kind}before {self.utc_delete_before.isoformat()})"
+        before = self.utc_delete_before.isoformat(timespec="milliseconds")
+        return f"Truncate {self.table} ({kind}before {before})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,6 +452,7 @@ class TesterSession:
         self._key_factory = key_factory
         self._last_ms: int | None = None
         self._tables: dict[str, TableDef] = {}
+        self._written: list[str] = []
 
     @property
     def tables(self) -> Mapping[str, TableDef]:
@@ -460,6 +465,11 @@ class TesterSession:
     @property
     def file_params(self) -> FileParams:
         return PLAIN_TEXT_FILE_PARAMS if self._plain_text else TESTER_FILE_PARAMS
+
+    def take_written(self) -> list[str]:
+        """The batch files written since the last call (also those of a file that failed)."""
+        written, self._written = self._written, []
+        return written
 
     def load(self, path: Path) -> list[Step]:
         """The steps of one input file; the batch files are written into the workdir."""
@@ -631,6 +641,7 @@ class TesterSession:
         path = self._workdir / f"{table_name}_{input_name}_{op}{suffix}"
         columns = shuffled(header or [c.name for c in table.columns], self._rng)
         key = None if self._plain_text else self._key_factory()
+        self._written.append(str(path))
         write_batch_file(
             path,
             columns,

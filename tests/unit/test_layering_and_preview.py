@@ -1,0 +1,103 @@
+"""The pure layers stay pure, identifiers are always quoted, and preview needs no JVM."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark_destination.dialects.quoting import ident, qualified
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "spark_destination"
+PURE = ("planner", "dialects", "templates")
+FORBIDDEN = ("pyspark", "py4j", "grpc", "spark_destination.runtime", "spark_destination.server")
+
+
+@pytest.mark.parametrize("layer", PURE)
+def test_pure_layers_import_no_spark_grpc_or_runtime(layer: str) -> None:
+    offenders = []
+    for path in (SRC / layer).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith(FORBIDDEN)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    ("name", "quoted"),
+    [
+        ("plain", "`plain`"),
+        ("with space", "`with space`"),
+        ("dotted.name", "`dotted.name`"),
+        ("hyphen-ated", "`hyphen-ated`"),
+        ("back`tick", "`back``tick`"),
+        ("select", "`select`"),
+    ],
+)
+def test_every_identifier_is_quoted_and_backticks_doubled(name: str, quoted: str) -> None:
+    assert ident(name) == quoted
+
+
+def test_qualified_names_quote_each_part() -> None:
+    assert qualified("lake", "my.schema", "t`1") == "`lake`.`my.schema`.`t``1`"
+
+
+def test_preview_prints_the_sql_without_starting_spark(tmp_path: Path) -> None:
+    request = {
+        "request": "write_batch",
+        "schema": "sales",
+        "table": {
+            "name": "orders",
+            "columns": {"id": "INT", "note": "STRING"},
+            "primary_key": ["id"],
+        },
+        "replace_files": ["/data/a.csv"],
+        "file_params": {"null_string": "NUL", "unmodified_string": "UNM"},
+    }
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    code = (
+        "import sys; from spark_destination.cli import main; rc = main(['preview', sys.argv[1]]);"
+        "assert 'pyspark' not in sys.modules, 'preview imported pyspark'; sys.exit(rc)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "MERGE INTO `lake`.`sales`.`orders` AS `t`" in result.stdout
+    assert "stage view 'sd_batch' from [replace:/data/a.csv]" in result.stdout
+
+
+def test_preview_of_create_table_and_truncate(tmp_path: Path) -> None:
+    from spark_destination.preview import preview
+    from spark_destination.request_json import parse_request
+
+    table = {
+        "name": "t",
+        "columns": [
+            {"name": "id", "type": "LONG", "primary_key": True},
+            {"name": "_fivetran_synced", "type": "UTC_DATETIME"},
+        ],
+    }
+    created = preview(parse_request({"request": "create_table", "schema": "s", "table": table}))
+    assert "CREATE TABLE `lake`.`s`.`t`" in created and "SET IDENTIFIER FIELDS `id`" in created
+    truncated = preview(
+        parse_request(
+            {
+                "request": "truncate",
+                "schema": "s",
+                "table": table,
+                "utc_delete_before": "2024-01-01T00:00:00.123Z",
+                "soft_deleted_column": "_fivetran_deleted",
+            }
+        )
+    )
+    assert "CAST('2024-01-01 00:00:00.123000' AS TIMESTAMP)" in truncated
