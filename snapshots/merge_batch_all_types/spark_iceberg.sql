@@ -1,6 +1,29 @@
 MERGE INTO `lake`.`my-schema.v2`.`order ``items`` 2024` AS `t`
 USING (
   SELECT
+    CAST(`id` AS BIGINT) AS `id`,
+    `flag`,
+    `small`,
+    `count`,
+    `amount`,
+    `ratio`,
+    `score`,
+    `day`,
+    `local time stamp`,
+    `happened.at`,
+    `payload`,
+    `doc`,
+    `name-with-hyphen`,
+    `attrs`,
+    `at``time`,
+    `_fivetran_synced`,
+    `_fivetran_deleted`,
+    `__sd_op`
+  FROM `sd_batch`
+  WHERE
+    NOT `__sd_dup`
+  UNION ALL
+  SELECT
     `id`,
     COALESCE(
       MAX_BY(`flag`, `__sd_seq`) FILTER(WHERE
@@ -111,6 +134,8 @@ USING (
       `__sd_op`,
       `__sd_seq`
     FROM `sd_batch`
+    WHERE
+      `__sd_dup`
   ) AS `b`
   GROUP BY
     `id`

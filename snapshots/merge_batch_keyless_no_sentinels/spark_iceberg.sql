@@ -1,6 +1,15 @@
 MERGE INTO `lake`.`sales`.`orders` AS `t`
 USING (
   SELECT
+    `_fivetran_id` AS `_fivetran_id`,
+    `name`,
+    `_fivetran_synced`,
+    `__sd_op`
+  FROM `sd_batch`
+  WHERE
+    NOT `__sd_dup`
+  UNION ALL
+  SELECT
     `_fivetran_id`,
     MAX_BY(`name`, `__sd_seq`) AS `name`,
     MAX_BY(`_fivetran_synced`, `__sd_seq`) AS `_fivetran_synced`,
@@ -19,6 +28,8 @@ USING (
       `__sd_op`,
       `__sd_seq`
     FROM `sd_batch`
+    WHERE
+      `__sd_dup`
   ) AS `b`
   GROUP BY
     `_fivetran_id`

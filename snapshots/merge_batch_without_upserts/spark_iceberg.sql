@@ -1,6 +1,18 @@
 MERGE INTO `lake`.`sales`.`orders` AS `t`
 USING (
   SELECT
+    CAST(`id` AS INT) AS `id`,
+    `region` AS `region`,
+    `amount`,
+    `note`,
+    `_fivetran_synced`,
+    `_fivetran_deleted`,
+    `__sd_op`
+  FROM `sd_batch`
+  WHERE
+    NOT `__sd_dup`
+  UNION ALL
+  SELECT
     `id`,
     `region`,
     COALESCE(
@@ -41,6 +53,8 @@ USING (
       `__sd_op`,
       `__sd_seq`
     FROM `sd_batch`
+    WHERE
+      `__sd_dup`
   ) AS `b`
   GROUP BY
     `id`,

@@ -9,13 +9,17 @@ are serialised; different tables proceed in parallel.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spark_destination.config import DestinationConfig, parse_config
+from spark_destination.errors import ConfigurationError
 from spark_destination.model import Table
+from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan, TableRef
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
@@ -27,6 +31,7 @@ from spark_destination.requests import (
     DescribeTableRequest,
     TruncateRequest,
     WriteBatchRequest,
+    WriteHistoryBatchRequest,
 )
 from spark_destination.runtime.executor import Batch, Executor, Outcome
 from spark_destination.runtime.staging import Transport
@@ -168,11 +173,20 @@ class Engine:
         return Executor(self._sessions.for_request(config), transport=self._transport)
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
-        """Start Spark with the configuration and list the catalog's namespaces."""
+        """Start Spark with the configuration and check the warehouse can be used."""
         config = self.config(configuration)
+        location = _abs(config.warehouse)
+        if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", location):
+            try:
+                os.makedirs(location, exist_ok=True)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot create warehouse {location}: {exc}") from None
+            if not os.access(location, os.W_OK):
+                raise ConfigurationError(f"warehouse {location} is not writable")
         session = self._sessions.for_request(config)
+        # Loading the catalog validates its settings; a one-row job proves executors run.
         session.catalog.setCurrentCatalog(config.catalog)
-        session.catalog.listDatabases()
+        session.range(1).count()
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest
@@ -210,6 +224,19 @@ class Engine:
             config,
             ref,
             lambda current: plan_write_batch(request, current, catalog=config.catalog),
+            batch,
+        )
+
+    def write_history_batch(
+        self, configuration: Mapping[str, str], request: WriteHistoryBatchRequest
+    ) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        batch = Batch(keys=request.keys, params=request.file_params)
+        return self._apply(
+            config,
+            ref,
+            lambda current: plan_write_history_batch(request, current, catalog=config.catalog),
             batch,
         )
 

@@ -6,7 +6,7 @@ from typing import assert_never
 
 from spark_destination.config import parse_config
 from spark_destination.dialects.render import Statement, render_plan
-from spark_destination.errors import UnsupportedOperationError
+from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
 from spark_destination.planner.truncate import plan_truncate
@@ -37,7 +37,7 @@ def plan_for(preview: PreviewInput) -> Plan:
         case WriteBatchRequest():
             return plan_write_batch(request, preview.existing, catalog=catalog)
         case WriteHistoryBatchRequest():
-            raise UnsupportedOperationError("history mode is not supported yet")
+            return plan_write_history_batch(request, preview.existing, catalog=catalog)
         case _:
             assert_never(request)
 

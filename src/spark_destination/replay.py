@@ -15,6 +15,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -156,7 +157,7 @@ def _run_tests(
     if not isinstance(form, common.ConfigurationFormResponse):
         return f"ConfigurationForm failed: {message}"
     for test in form.tests:
-        _, outcome, message = _attempt(lambda name=test.name: client.test(name, configuration))
+        _, outcome, message = _attempt(partial(client.test, test.name, configuration))
         results.append(
             StepResult(input_file="", step=f"Test {test.name}", outcome=outcome, message=message)
         )
@@ -209,11 +210,10 @@ def _replay_file(
     try:
         steps = session.load(path)
         for step in steps:
-            _, outcome, message = _attempt(
-                lambda step=step: run_step(
-                    client, step, configuration=configuration, schema=session.schema
-                )
+            send = partial(
+                run_step, client, step, configuration=configuration, schema=session.schema
             )
+            _, outcome, message = _attempt(send)
             results.append(
                 StepResult(
                     input_file=path.name, step=step.summary, outcome=outcome, message=message

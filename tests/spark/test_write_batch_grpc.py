@@ -332,6 +332,6 @@ def test_history_batch_and_migrate_answer_clearly(dest: Destination) -> None:
 
     history = dest.stub.WriteHistoryBatch(pb.WriteHistoryBatchRequest(schema_name=dest.schema))
     assert history.WhichOneof("response") == "task"
-    assert "history mode" in history.task.message
+    assert "table name is empty" in history.task.message
     migrate = dest.stub.Migrate(pb.MigrateRequest())
     assert migrate.WhichOneof("response") == "unsupported"

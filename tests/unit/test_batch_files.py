@@ -604,3 +604,14 @@ def test_multi_megabyte_file_streams(tmp_path: Path) -> None:
             "_fivetran_synced": "2025-11-21T14:59:47.315Z",
         }
     ]
+
+
+def test_duplicate_mask_marks_every_row_of_a_repeated_key() -> None:
+    import pyarrow as pa
+
+    from spark_destination.runtime.staging import duplicate_mask
+
+    table = pa.table({"id": ["1", "2", "1", "3", "2"], "region": ["a", "a", "a", "a", "b"]})
+    assert duplicate_mask(table, ["id"]).to_pylist() == [True, True, True, False, True]
+    assert duplicate_mask(table, ["id", "region"]).to_pylist() == [True, False, True, False, False]
+    assert duplicate_mask(table.slice(0, 0), ["id"]).to_pylist() == []

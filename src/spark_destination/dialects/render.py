@@ -28,6 +28,7 @@ from spark_destination.dialects.quoting import (
 from spark_destination.errors import RenderError
 from spark_destination.model import Column
 from spark_destination.planner.ir import (
+    DUP_COLUMN,
     OP_COLUMN,
     SEQ_COLUMN,
     AddColumnsOp,
@@ -36,6 +37,7 @@ from spark_destination.planner.ir import (
     CreateTableOp,
     DescribeOp,
     MergeBatchOp,
+    MergeHistoryOp,
     Op,
     Plan,
     RowOp,
@@ -121,6 +123,10 @@ def render(op: Op) -> Statement:
             return _statement(op, _check_values(op), f"check values staged in {op.view!r}")
         case MergeBatchOp():
             return _statement(op, _merge_batch(op), f"merge batch into {op.table.name!r}")
+        case MergeHistoryOp():
+            return _statement(
+                op, _merge_history(op), f"merge history batch into {op.table.name!r}"
+            )
         case TruncateOp():
             return _statement(op, _truncate(op), f"truncate {op.table.name!r}")
         case DescribeOp():
@@ -195,6 +201,7 @@ def _check_values(op: CheckValuesOp) -> str:
     checks = []
     for index, column in enumerate(op.columns):
         raw = _col(column.name)
+        required = _required_ops(op, column.name)
         if column.name in op.key:
             bad_value = spark_iceberg.invalid(raw, column)
             predicate = exp.or_(_is(raw, op.null_string), _is(raw, op.unmodified_string))
@@ -202,12 +209,25 @@ def _check_values(op: CheckValuesOp) -> str:
                 predicate = exp.or_(predicate, bad_value)
         else:
             bad_value = spark_iceberg.invalid(raw, column)
-            if bad_value is None:
+            if bad_value is None and not required:
                 continue
             sentinels = [s for s in (op.null_string, op.unmodified_string) if s is not None]
-            predicate = exp.and_(
-                *(exp.NEQ(this=raw.copy(), expression=_text(s)) for s in sentinels), bad_value
+            predicate = (
+                exp.false()
+                if bad_value is None
+                else exp.and_(
+                    *(exp.NEQ(this=raw.copy(), expression=_text(s)) for s in sentinels), bad_value
+                )
             )
+            if required:
+                missing = exp.and_(
+                    exp.In(
+                        this=_col(OP_COLUMN),
+                        expressions=[_text(row_op.value) for row_op in required],
+                    ),
+                    exp.or_(_is(raw, op.null_string), _is(raw, op.unmodified_string)),
+                )
+                predicate = missing if bad_value is None else exp.or_(missing, predicate)
         checks.append({"predicate": _sql(predicate), "alias": ident(f"check_{index}")})
     if not checks:
         # Every column accepts any text: a constant query keeps the runtime contract simple.
@@ -215,11 +235,24 @@ def _check_values(op: CheckValuesOp) -> str:
     return _template("check_values", checks=checks, seq=ident(SEQ_COLUMN), view=ident(op.view))
 
 
+def _required_ops(op: CheckValuesOp, name: str) -> tuple[RowOp, ...]:
+    return next((ops for column, ops in op.required if column == name), ())
+
+
+def required_ops(op: CheckValuesOp, name: str) -> tuple[RowOp, ...]:
+    """The row operations on which column ``name`` must hold a real value (not a sentinel)."""
+    return _required_ops(op, name)
+
+
 def check_columns(op: CheckValuesOp) -> tuple[Column | None, ...]:
     """The column each output of the CheckValuesOp query refers to, in output order."""
     columns: list[Column | None] = []
     for column in op.columns:
-        if column.name in op.key or spark_iceberg.invalid(_col(column.name), column) is not None:
+        if (
+            column.name in op.key
+            or _required_ops(op, column.name)
+            or spark_iceberg.invalid(_col(column.name), column) is not None
+        ):
             columns.append(column)
     return tuple(columns) if columns else (None,)
 
@@ -326,6 +359,7 @@ def _merge_batch(op: MergeBatchOp) -> str:
     )
     return _template(
         "merge_batch",
+        dup=ident(DUP_COLUMN),
         table=_table(op.table),
         target=ident(TARGET_ALIAS),
         source=ident(SOURCE_ALIAS),
@@ -351,6 +385,16 @@ def _truncate(op: TruncateOp) -> str:
     table = _table(op.table)
     synced = ident(op.synced_column)
     before = timestamp_literal(op.before)
+    if op.history_close is not None:
+        end, active = op.history_close
+        return _template(
+            "truncate_history",
+            table=table,
+            synced=synced,
+            before=before,
+            end=ident(end),
+            active=ident(active),
+        )
     if op.soft_deleted_column is None:
         return _template("truncate_delete", table=table, synced=synced, before=before)
     return _template(
@@ -359,4 +403,267 @@ def _truncate(op: TruncateOp) -> str:
         synced=synced,
         before=before,
         deleted=ident(op.soft_deleted_column),
+    )
+
+
+# Names used inside the history MERGE source; the ``__sd_`` prefix cannot collide with
+# Fivetran columns.
+_H_ROWS: Final = "__sd_rows"
+_H_KEYS: Final = "__sd_keys"
+_H_BEFORE: Final = "__sd_before"
+_H_VERSIONS: Final = "__sd_versions"
+_H_FILLED: Final = "__sd_filled"
+_H_EARLIEST: Final = "__sd_earliest"
+_H_DELETED_AT: Final = "__sd_deleted_at"
+_H_SURVIVES: Final = "__sd_survives"
+_H_RANK: Final = "__sd_rank"
+_H_ORDER: Final = "__sd_order"
+_H_DUP: Final = "__sd_dup"
+_H_ACTION: Final = "__sd_action"
+_H_KEYS_ALIAS: Final = "k"
+_H_FILLED_ALIAS: Final = "f"
+_H_BEFORE_ALIAS: Final = "b"
+_ACTION_INSERT: Final = "insert"
+_ACTION_CLOSE: Final = "close"
+_ACTION_DELETE: Final = "delete"
+# A superseded version ends one millisecond before its successor starts (Fivetran's rule).
+_CLOSE_GAP: Final = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
+
+
+def _op_is(*ops: RowOp) -> exp.Expression:
+    return exp.In(this=_col(OP_COLUMN), expressions=[_text(o.value) for o in ops])
+
+
+def _keys_equal(columns: list[Column], left: str, right: str) -> exp.Condition:
+    return exp.and_(
+        *(exp.EQ(this=_col(c.name, left), expression=_col(c.name, right)) for c in columns)
+    )
+
+
+def _merge_history(op: MergeHistoryOp) -> str:
+    """The SCD type 2 MERGE described on ``MergeHistoryOp``."""
+    by_name = {c.name: c for c in op.columns}
+    key_columns = [c for c in op.columns if c.name in op.key]
+    start = by_name[op.start]
+    # Columns whose value a version carries (and an update may leave unmodified).
+    value_columns = [c for c in op.columns if c.name not in op.key and c.name != op.start]
+    seq = _col(SEQ_COLUMN)
+
+    # 1. The staged rows with keys and start typed, every other column as a one-element array
+    #    of its typed value, NULL when unmodified (so a genuine NULL is not "unmodified").
+    rows_select = [_sql(_alias(spark_iceberg.decode(_col(c.name), c), c.name)) for c in key_columns]
+    rows_select.append(
+        _sql(
+            _alias(
+                _value(
+                    _col(start.name),
+                    start,
+                    null_string=op.null_string,
+                    unmodified_string=op.unmodified_string,
+                    unmodified=exp.Null(),
+                ),
+                start.name,
+            )
+        )
+    )
+    for column in value_columns:
+        raw = _col(column.name)
+        typed = _value(
+            raw, column, null_string=op.null_string, unmodified_string=None, unmodified=exp.Null()
+        )
+        wrapped: exp.Expression = exp.Array(expressions=[typed])
+        if op.unmodified_string is not None:
+            wrapped = exp.Case(
+                ifs=[exp.If(this=_is(raw, op.unmodified_string), true=exp.Null())],
+                default=wrapped,
+            )
+        rows_select.append(_sql(_alias(wrapped, column.name)))
+
+    # 2. Per key: the earliest start of the batch and the (latest) delete timestamp.
+    def _min_start(*ops: RowOp) -> exp.Expression:
+        return exp.Min(
+            this=exp.Case(ifs=[exp.If(this=_op_is(*ops), true=_col(start.name))])
+        )
+
+    earliest_expr = exp.func(
+        "LEAST", _min_start(RowOp.EARLIEST_START), _min_start(RowOp.UPDATE, RowOp.UPSERT)
+    )
+    deleted_expr = exp.Max(
+        this=exp.Case(
+            ifs=[
+                exp.If(
+                    this=_op_is(RowOp.DELETE),
+                    true=exp.func("ELEMENT_AT", _col(op.end), exp.Literal.number(1)),
+                )
+            ]
+        )
+    )
+
+    # 3. The existing versions of the affected keys, as they are before this request.
+    before_select = [
+        _sql(_col(c.name, TARGET_ALIAS)) for c in (*key_columns, start, *value_columns)
+    ]
+    before_select += [
+        _sql(_col(_H_EARLIEST, _H_KEYS_ALIAS)),
+        _sql(_col(_H_DELETED_AT, _H_KEYS_ALIAS)),
+    ]
+    survives_expr = exp.or_(
+        exp.Is(this=_col(_H_EARLIEST, _H_KEYS_ALIAS), expression=exp.Null()),
+        exp.LT(
+            this=_col(start.name, TARGET_ALIAS), expression=_col(_H_EARLIEST, _H_KEYS_ALIAS)
+        ),
+    )
+
+    # 4. New versions and, before them, each key's newest surviving version (the fill base).
+    version_columns = [ident(c.name) for c in (*key_columns, start, *value_columns)]
+    base_columns = [ident(c.name) for c in (*key_columns, start)] + [
+        _sql(_alias(exp.Array(expressions=[_col(c.name)]), c.name)) for c in value_columns
+    ]
+    window_order = exp.Order(
+        expressions=[
+            exp.Ordered(this=_col(_H_ORDER)),
+            exp.Ordered(this=_col(start.name)),
+            exp.Ordered(this=seq.copy()),
+        ]
+    )
+    filled_select = [ident(c.name) for c in (*key_columns, start)]
+    for column in value_columns:
+        carried = exp.Window(
+            this=exp.IgnoreNulls(this=exp.Last(this=_col(column.name))),
+            partition_by=[_col(c.name) for c in key_columns],
+            order=window_order.copy(),
+            spec=exp.WindowSpec(
+                kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"
+            ),
+            over="OVER",
+        )
+        filled_select.append(
+            _sql(_alias(exp.func("ELEMENT_AT", carried, exp.Literal.number(1)), column.name))
+        )
+
+    # 5. The MERGE source: new versions to insert, then existing versions to delete or close.
+    deleted_at = _col(_H_DELETED_AT, _H_KEYS_ALIAS)
+    deleting = exp.not_(exp.Is(this=deleted_at.copy(), expression=exp.Null()))
+    insert_select = [_sql(_col(c.name, _H_FILLED_ALIAS)) for c in (*key_columns, start)]
+    for column in value_columns:
+        value: exp.Expression = _col(column.name, _H_FILLED_ALIAS)
+        if column.name == op.end:
+            value = exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.and_(deleting.copy(), _col(op.active, _H_FILLED_ALIAS)),
+                        true=deleted_at.copy(),
+                    )
+                ],
+                default=value,
+            )
+        elif column.name == op.active:
+            value = exp.Case(ifs=[exp.If(this=deleting.copy(), true=exp.false())], default=value)
+        insert_select.append(_sql(_alias(value, column.name)))
+
+    b_earliest = _col(_H_EARLIEST, _H_BEFORE_ALIAS)
+    b_deleted_at = _col(_H_DELETED_AT, _H_BEFORE_ALIAS)
+    b_active = _col(op.active, _H_BEFORE_ALIAS)
+    b_survives = _col(_H_SURVIVES, _H_BEFORE_ALIAS)
+    has_earliest = exp.not_(exp.Is(this=b_earliest.copy(), expression=exp.Null()))
+    change_select = [_sql(_col(c.name, _H_BEFORE_ALIAS)) for c in (*key_columns, start)]
+    for column in value_columns:
+        if column.name == op.end:
+            new_end = exp.Case(
+                ifs=[
+                    exp.If(
+                        this=has_earliest.copy(),
+                        true=exp.Sub(this=b_earliest.copy(), expression=_CLOSE_GAP.copy()),
+                    )
+                ],
+                default=b_deleted_at.copy(),
+            )
+            change_select.append(_sql(_alias(new_end, column.name)))
+        elif column.name == op.active:
+            change_select.append(_sql(_alias(exp.false(), column.name)))
+        else:
+            change_select.append(_sql(_alias(exp.Null(), column.name)))
+    change_action = exp.Case(
+        ifs=[exp.If(this=b_survives.copy(), true=_text(_ACTION_CLOSE))],
+        default=_text(_ACTION_DELETE),
+    )
+    change_where = exp.or_(
+        exp.not_(b_survives.copy()),
+        exp.and_(
+            has_earliest.copy(),
+            exp.or_(
+                b_active.copy(),
+                exp.and_(
+                    exp.EQ(
+                        this=_col(_H_RANK, _H_BEFORE_ALIAS), expression=exp.Literal.number(1)
+                    ),
+                    exp.GTE(this=_col(op.end, _H_BEFORE_ALIAS), expression=b_earliest.copy()),
+                ),
+            ),
+        ),
+        exp.and_(
+            exp.Is(this=b_earliest.copy(), expression=exp.Null()),
+            exp.not_(exp.Is(this=b_deleted_at.copy(), expression=exp.Null())),
+            b_active.copy(),
+        ),
+    )
+
+    on = exp.and_(
+        _keys_equal([*key_columns, start], TARGET_ALIAS, SOURCE_ALIAS),
+        exp.NEQ(this=_col(_H_ACTION, SOURCE_ALIAS), expression=_text(_ACTION_INSERT)),
+    )
+    assignments = [
+        _sql(exp.EQ(this=_col(name, TARGET_ALIAS), expression=_col(name, SOURCE_ALIAS)))
+        for name in (op.end, op.active)
+    ]
+    return _template(
+        "merge_history",
+        table=_table(op.table),
+        target=ident(TARGET_ALIAS),
+        source=ident(SOURCE_ALIAS),
+        view=ident(op.view),
+        rows=ident(_H_ROWS),
+        keys=ident(_H_KEYS),
+        before=ident(_H_BEFORE),
+        versions=ident(_H_VERSIONS),
+        filled=ident(_H_FILLED),
+        k=ident(_H_KEYS_ALIAS),
+        b=ident(_H_BEFORE_ALIAS),
+        f=ident(_H_FILLED_ALIAS),
+        op=ident(OP_COLUMN),
+        seq=ident(SEQ_COLUMN),
+        start=ident(start.name),
+        key=[ident(c.name) for c in key_columns],
+        rows_select=rows_select,
+        earliest_expr=_sql(earliest_expr),
+        deleted_expr=_sql(deleted_expr),
+        earliest=ident(_H_EARLIEST),
+        deleted_at=ident(_H_DELETED_AT),
+        survives=ident(_H_SURVIVES),
+        survives_expr=_sql(survives_expr),
+        rank=ident(_H_RANK),
+        before_select=before_select,
+        key_join=_sql(_keys_equal(key_columns, TARGET_ALIAS, _H_KEYS_ALIAS)),
+        version_columns=version_columns,
+        base_columns=base_columns,
+        order=ident(_H_ORDER),
+        dup=ident(_H_DUP),
+        update=string_literal(RowOp.UPDATE.value),
+        upsert=string_literal(RowOp.UPSERT.value),
+        filled_select=filled_select,
+        insert_select=insert_select,
+        insert=string_literal(_ACTION_INSERT),
+        action=ident(_H_ACTION),
+        filled_join=_sql(_keys_equal(key_columns, _H_FILLED_ALIAS, _H_KEYS_ALIAS)),
+        f_order=_sql(_col(_H_ORDER, _H_FILLED_ALIAS)),
+        f_dup=_sql(_col(_H_DUP, _H_FILLED_ALIAS)),
+        change_select=change_select,
+        change_action=_sql(change_action),
+        change_where=_sql(change_where),
+        on=_sql(on),
+        source_action=_sql(_col(_H_ACTION, SOURCE_ALIAS)),
+        delete=string_literal(_ACTION_DELETE),
+        assignments=assignments,
+        insert_columns=[ident(c.name) for c in op.columns],
+        insert_values=[_sql(_col(c.name, SOURCE_ALIAS)) for c in op.columns],
     )

@@ -42,6 +42,8 @@ class RowOp(enum.Enum):
 # two underscores and a project prefix so they cannot collide with Fivetran columns.
 OP_COLUMN = "__sd_op"
 SEQ_COLUMN = "__sd_seq"
+# True on rows whose key occurs more than once in the staged batch: only those need folding.
+DUP_COLUMN = "__sd_dup"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,13 +84,15 @@ class StageBatchOp:
     """Runtime directive: decode ``files`` into one all-string temp view named ``view``.
 
     The view has exactly ``columns`` (a file lacking a column gets the sentinel its kind implies:
-    null for replace files, unmodified for update files) plus ``OP_COLUMN`` and ``SEQ_COLUMN``,
-    the latter increasing in processing order: files in ``files`` order, rows in file order.
+    null for replace files, unmodified for update files) plus ``OP_COLUMN``, ``SEQ_COLUMN`` (in
+    processing order: files in ``files`` order, rows in file order) and ``DUP_COLUMN`` (the
+    row's raw ``key`` values occur on more than one staged row).
     """
 
     view: str
     files: tuple[StagedFile, ...]
     columns: tuple[str, ...]
+    key: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +107,9 @@ class CheckValuesOp:
     # None when the producer set no sentinel: then no value is special.
     null_string: str | None
     unmodified_string: str | None
+    # Columns that must hold a real value (neither sentinel) on rows of the given operations,
+    # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
+    required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,6 +131,37 @@ class MergeBatchOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MergeHistoryOp:
+    """Apply a whole WriteHistoryBatch (SCD type 2) with one MERGE (one Iceberg commit).
+
+    ``key`` is the source primary key *without* ``start``. The MERGE source is computed from
+    the staged view and the table as it was before the request (one snapshot), so the "before"
+    rows are captured by construction:
+
+    * per key, ``earliest`` = the least of the earliest-start rows' start and the start of every
+      update/upsert row of the key; ``deleted_at`` = the latest delete row's ``end``;
+    * existing versions with ``start >= earliest`` are deleted;
+    * surviving versions (``start < earliest``) that are active, or the newest surviving one
+      when its ``end`` reaches past ``earliest``, are closed at ``earliest - 1 ms``;
+    * update/upsert rows are inserted as new versions (deduplicated on key + start, the later
+      staged row wins); unmodified columns carry forward, in ``start`` order, the last value of
+      an earlier version of the batch, else of the newest surviving version, else NULL;
+    * a delete closes the key's active version (a new one if the batch inserts one, else the
+      existing one) at ``deleted_at``: ``active = false``, ``end = deleted_at``.
+    """
+
+    table: TableRef
+    view: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    start: str
+    end: str
+    active: str
+    null_string: str | None
+    unmodified_string: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TruncateOp:
     """Delete (or soft-delete) the rows synced before ``before`` (millisecond precision)."""
 
@@ -131,6 +169,9 @@ class TruncateOp:
     synced_column: str
     before: datetime
     soft_deleted_column: str | None
+    # History tables: a soft truncate closes the active versions instead (``(end, active)``
+    # columns): ``end = before``, ``active = false``; no row or column is added or removed.
+    history_close: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +190,7 @@ Op = (
     | StageBatchOp
     | CheckValuesOp
     | MergeBatchOp
+    | MergeHistoryOp
     | TruncateOp
     | DescribeOp
 )

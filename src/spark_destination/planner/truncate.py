@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import Column, DataType, Table
+from spark_destination.model import (
+    HISTORY_ACTIVE,
+    HISTORY_END,
+    HISTORY_START,
+    Column,
+    DataType,
+    Table,
+)
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
 from spark_destination.planner.tables import table_ref
@@ -27,6 +34,21 @@ def plan_truncate(request: TruncateRequest, current: Table | None, *, catalog: s
             f"table {request.target.table!r} has no column {request.synced_column!r} to truncate by"
         )
     deleted = request.soft.deleted_column if request.soft else None
+    if deleted is not None and current.column(deleted) is None and _is_history(current):
+        # A history table has no soft-delete column and must not get one: keep its history
+        # intact by closing the active versions synced before the cut-off (see
+        # ``planner.history``). A hard truncate removes those rows, as for any table.
+        return Plan(
+            ops=(
+                TruncateOp(
+                    table=ref,
+                    synced_column=request.synced_column,
+                    before=to_millis(request.utc_delete_before),
+                    soft_deleted_column=None,
+                    history_close=(HISTORY_END, HISTORY_ACTIVE),
+                ),
+            )
+        )
     ops: list[AddColumnsOp | SetPropertiesOp | TruncateOp] = []
     if deleted is not None and current.column(deleted) is None:
         # A soft truncate may be the first soft delete a table sees: Fivetran adds the column.
@@ -47,3 +69,7 @@ def plan_truncate(request: TruncateRequest, current: Table | None, *, catalog: s
         )
     )
     return Plan(ops=tuple(ops))
+
+
+def _is_history(table: Table) -> bool:
+    return all(table.column(c) is not None for c in (HISTORY_START, HISTORY_END, HISTORY_ACTIVE))

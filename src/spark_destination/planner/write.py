@@ -50,7 +50,9 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
     params = request.file_params
     return Plan(
         ops=(
-            StageBatchOp(view=BATCH_VIEW, files=files, columns=tuple(c.name for c in columns)),
+            StageBatchOp(
+                view=BATCH_VIEW, files=files, columns=tuple(c.name for c in columns), key=key
+            ),
             CheckValuesOp(
                 view=BATCH_VIEW,
                 columns=columns,

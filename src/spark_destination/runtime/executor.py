@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, assert_never
 
 from spark_destination.dialects import spark_iceberg
 from spark_destination.dialects.quoting import qualified
-from spark_destination.dialects.render import Statement, check_columns, render, render_plan
+from spark_destination.dialects.render import (
+    Statement,
+    check_columns,
+    render,
+    render_plan,
+    required_ops,
+)
 from spark_destination.errors import ExecutionError, ValueConversionError
 from spark_destination.model import FileParams, Table
 from spark_destination.planner import metadata
@@ -27,6 +33,7 @@ from spark_destination.planner.ir import (
     CreateTableOp,
     DescribeOp,
     MergeBatchOp,
+    MergeHistoryOp,
     Plan,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
@@ -107,6 +114,7 @@ class Executor:
                 | AddColumnsOp()
                 | SetPropertiesOp()
                 | MergeBatchOp()
+                | MergeHistoryOp()
                 | TruncateOp()
             ):
                 assert statement.sql is not None
@@ -134,11 +142,16 @@ class Executor:
             if column is None or first_bad is None:
                 continue
             file, line = staged.locate(int(first_bad))
-            expected = (
-                "a non-NULL key value"
-                if column.name in op.key
-                else f"a value of type {column.type.name}"
-            )
+            if column.name in op.key:
+                expected = "a non-NULL key value"
+            elif required_ops(op, column.name):
+                expected = (
+                    f"a value of type {column.type.name} (required in "
+                    + "/".join(o.value for o in required_ops(op, column.name))
+                    + " rows)"
+                )
+            else:
+                expected = f"a value of type {column.type.name}"
             problems.append(
                 f"column {column.name!r} ({_type_text(column)}) in {file.kind.value} file "
                 f"'{file.path}', data row {line}: expected {expected}"

@@ -243,8 +243,23 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # A local driver talks only to itself; binding to loopback avoids hostname lookups
         # (slow or failing in containers) and exposes no port to the network.
         conf += [("spark.driver.bindAddress", "127.0.0.1"), ("spark.driver.host", "127.0.0.1")]
+        scratch = ram_scratch_dir()
+        if scratch is not None:
+            # Shuffle and spill files of a MERGE hold decrypted rows: keep them in RAM-backed
+            # tmpfs, never on persistent disk (an operator's spark.local.dir still wins below).
+            conf.append(("spark.local.dir", scratch))
     conf += settings.extra_conf
     return tuple(conf)
+
+
+def ram_scratch_dir() -> str | None:
+    """A private folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none."""
+    shm = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    folder = shm / f"spark-destination-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return str(folder)
 
 
 # --- Session lifecycle ---------------------------------------------------------------------

@@ -17,11 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spark_destination.model import FileKind, FileParams
-from spark_destination.planner.ir import OP_COLUMN, SEQ_COLUMN, RowOp, StageBatchOp, StagedFile
+from spark_destination.planner.ir import (
+    DUP_COLUMN,
+    OP_COLUMN,
+    SEQ_COLUMN,
+    RowOp,
+    StageBatchOp,
+    StagedFile,
+)
 from spark_destination.runtime.batch_files import read_batch_file
 
 if TYPE_CHECKING:
@@ -109,7 +118,29 @@ def decode_batch(
         ]
     )
     combined = pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+    combined = combined.append_column(
+        pa.field(DUP_COLUMN, pa.bool_(), nullable=False), duplicate_mask(combined, op.key)
+    )
     return combined, tuple(spans)
+
+
+def duplicate_mask(table: pa.Table, key: Sequence[str]) -> pa.Array:
+    """True on rows whose raw key values occur on more than one row.
+
+    Fivetran normally sends each key once per batch, so usually nothing is marked and the MERGE
+    skips the (sort-based, costly) fold; the destination tester does repeat keys.
+    """
+    rows = table.num_rows
+    mask = np.zeros(rows, dtype=bool)
+    if rows and key:
+        index = "__sd_row"
+        keyed = table.select(list(key)).append_column(index, pa.array(np.arange(rows)))
+        counts = keyed.group_by(list(key)).aggregate([(index, "count")])
+        repeated = counts.filter(pc.greater(counts[f"{index}_count"], 1)).select(list(key))
+        if repeated.num_rows:
+            hits = keyed.join(repeated, keys=list(key), join_type="inner")
+            mask[hits.column(index).to_numpy()] = True
+    return pa.array(mask, pa.bool_())
 
 
 def choose_transport(session: SparkSession) -> Transport:
@@ -156,12 +187,13 @@ class Stager:
 
 
 def _spark_schema(op: StageBatchOp) -> object:
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
+    from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
     return StructType(
         [
             *(StructField(c, StringType(), nullable=False) for c in op.columns),
             StructField(OP_COLUMN, StringType(), nullable=False),
             StructField(SEQ_COLUMN, LongType(), nullable=False),
+            StructField(DUP_COLUMN, BooleanType(), nullable=False),
         ]
     )

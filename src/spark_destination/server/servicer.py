@@ -158,15 +158,16 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
     def WriteHistoryBatch(  # noqa: N802
         self, request: pb.WriteHistoryBatchRequest, context: grpc.ServicerContext
     ) -> pb.WriteBatchResponse:
-        log.warning(
-            "WriteHistoryBatch %s refused: history mode is not supported yet",
+        return self._call(
+            "WriteHistoryBatch",
             _name(request.schema_name, request.table.name),
-        )
-        return pb.WriteBatchResponse(
-            task=common.Task(
-                message="history mode (WriteHistoryBatch) is not supported by this destination "
-                "yet; switch the table to soft-delete or live mode"
-            )
+            lambda: _done(
+                pb.WriteBatchResponse,
+                self._engine.write_history_batch(
+                    request.configuration, mapping.write_history_from_proto(request)
+                ),
+            ),
+            lambda m: pb.WriteBatchResponse(task=common.Task(message=m)),
         )
 
     def Migrate(  # noqa: N802

@@ -77,8 +77,9 @@ def timestamp_ms(value: datetime) -> Timestamp:
 
 def file_params_to_proto(params: FileParams) -> pb.FileParams:
     return pb.FileParams(
-        compression=params.compression.value,
-        encryption=params.encryption.value,
+        # Enum names: the model's enums mirror the proto's, name for name.
+        compression=params.compression.name,
+        encryption=params.encryption.name,
         null_string=params.null_string,
         unmodified_string=params.unmodified_string,
     )

@@ -910,7 +910,7 @@ def _add_column_with_default_value(session: TesterSession, entry: _Entry) -> Ste
     operation = pb.AddOperation(
         add_column_with_default_value=pb.AddColumnWithDefaultValue(
             column=column.name,
-            column_type=column.type.value,
+            column_type=column.type.name,
             default_value=entry.optional("default_value"),
         )
     )
@@ -923,7 +923,7 @@ def _add_column_in_history_mode(session: TesterSession, entry: _Entry) -> Step:
     operation = pb.AddOperation(
         add_column_in_history_mode=pb.AddColumnInHistoryMode(
             column=column.name,
-            column_type=column.type.value,
+            column_type=column.type.name,
             default_value=entry.optional("default_value"),
             operation_timestamp=entry.text("operation_timestamp"),
         )
@@ -992,7 +992,7 @@ def _copy_table_to_history_mode(session: TesterSession, entry: _Entry) -> Step:
     return session._details(source, copy=operation)
 
 
-def _sync_mode(kind: int, history_after: bool) -> Callable[[TesterSession, _Entry], Step]:
+def _sync_mode(kind: str, history_after: bool) -> Callable[[TesterSession, _Entry], Step]:
     def handler(session: TesterSession, entry: _Entry) -> Step:
         table = entry.text("table")
         session._update(table, lambda d: replace(d, history_mode=history_after))
@@ -1021,14 +1021,14 @@ _MIGRATIONS: Final[Mapping[str, Callable[[TesterSession, _Entry], Step]]] = {
     "add_column_in_history_mode": _add_column_in_history_mode,
     "drop_column_in_history_mode": _drop_column_in_history_mode,
     "copy_table_to_history_mode": _copy_table_to_history_mode,
-    "migrate_soft_delete_to_history": _sync_mode(pb.SOFT_DELETE_TO_HISTORY, True),
-    "migrate_history_to_soft_delete": _sync_mode(pb.HISTORY_TO_SOFT_DELETE, False),
+    "migrate_soft_delete_to_history": _sync_mode("SOFT_DELETE_TO_HISTORY", True),
+    "migrate_history_to_soft_delete": _sync_mode("HISTORY_TO_SOFT_DELETE", False),
     # Withdrawn from the tester in Jan 2026 (LIVE mode); kept so a destination's "unsupported"
     # answer can still be exercised.
-    "migrate_history_to_live": _sync_mode(pb.HISTORY_TO_LIVE, False),
-    "migrate_soft_delete_to_live": _sync_mode(pb.SOFT_DELETE_TO_LIVE, False),
-    "migrate_live_to_soft_delete": _sync_mode(pb.LIVE_TO_SOFT_DELETE, False),
-    "migrate_live_to_history": _sync_mode(pb.LIVE_TO_HISTORY, True),
+    "migrate_history_to_live": _sync_mode("HISTORY_TO_LIVE", False),
+    "migrate_soft_delete_to_live": _sync_mode("SOFT_DELETE_TO_LIVE", False),
+    "migrate_live_to_soft_delete": _sync_mode("LIVE_TO_SOFT_DELETE", False),
+    "migrate_live_to_history": _sync_mode("LIVE_TO_HISTORY", True),
 }
 
 

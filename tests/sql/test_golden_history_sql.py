@@ -1,0 +1,102 @@
+"""Every history-mode (WriteHistoryBatch) statement as golden SQL, parsed back by sqlglot."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import sqlglot
+from syrupy.assertion import SnapshotAssertion
+
+from spark_destination.dialects.render import finalize, render
+from spark_destination.model import Column, DataType, DecimalParams
+from spark_destination.planner.ir import (
+    CheckValuesOp,
+    MergeHistoryOp,
+    Op,
+    RowOp,
+    TableRef,
+    TruncateOp,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
+
+NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
+UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
+TABLE = TableRef(catalog="lake", schema="sales", name="orders_history")
+ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` history")
+
+HISTORY = (
+    Column(name="id", type=DataType.INT, primary_key=True),
+    Column(name="region", type=DataType.STRING, primary_key=True),
+    Column(name="amount", type=DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)),
+    Column(name="note`s", type=DataType.STRING),
+    Column(name="_fivetran_start", type=DataType.UTC_DATETIME, primary_key=True),
+    Column(name="_fivetran_end", type=DataType.UTC_DATETIME),
+    Column(name="_fivetran_active", type=DataType.BOOLEAN),
+    Column(name="_fivetran_synced", type=DataType.UTC_DATETIME),
+)
+
+
+def _merge(table: TableRef, null: str | None, unmod: str | None) -> MergeHistoryOp:
+    return MergeHistoryOp(
+        table=table,
+        view="sd_batch",
+        columns=HISTORY,
+        key=("id", "region"),
+        start="_fivetran_start",
+        end="_fivetran_end",
+        active="_fivetran_active",
+        null_string=null,
+        unmodified_string=unmod,
+    )
+
+
+CASES: dict[str, Op] = {
+    "check_values_history": CheckValuesOp(
+        view="sd_batch",
+        columns=HISTORY,
+        key=("id", "region"),
+        null_string=NULL,
+        unmodified_string=UNMOD,
+        required=(
+            ("_fivetran_start", (RowOp.EARLIEST_START, RowOp.UPDATE, RowOp.UPSERT)),
+            ("_fivetran_end", (RowOp.UPSERT, RowOp.DELETE)),
+            ("_fivetran_active", (RowOp.UPSERT,)),
+        ),
+    ),
+    "merge_history": _merge(TABLE, NULL, UNMOD),
+    "merge_history_odd_names_no_sentinels": _merge(ODD_TABLE, None, None),
+    "truncate_soft_history": TruncateOp(
+        table=TABLE,
+        synced_column="_fivetran_synced",
+        before=datetime(2024, 5, 17, 8, 30, 12, 345000, tzinfo=UTC),
+        soft_deleted_column=None,
+        history_close=("_fivetran_end", "_fivetran_active"),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
+)
+def test_golden_history_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
+    statement = render(CASES[case])
+    assert statement.sql is not None
+    assert statement.sql + "\n" == sql_snapshot
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_history_sql_is_stable_under_parse_back(case: str) -> None:
+    statement = render(CASES[case])
+    assert statement.sql is not None
+    assert finalize(statement.sql) == statement.sql
+    assert len(sqlglot.parse(statement.sql, read="spark")) == 1
+
+
+def test_history_merge_closes_one_millisecond_before_the_earliest_start() -> None:
+    sql = render(CASES["merge_history"]).sql
+    assert sql is not None
+    assert "`b`.`__sd_earliest` - INTERVAL '1' MILLISECOND" in sql
+    # The earliest/delete matches never use _fivetran_start as part of the key.
+    assert "ON `t`.`id` = `k`.`id` AND `t`.`region` = `k`.`region`" in sql
