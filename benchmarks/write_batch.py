@@ -10,6 +10,7 @@ Usage: .venv/bin/python benchmarks/write_batch.py [--rows 1000000] [--small-runs
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import statistics
 import tempfile
@@ -27,10 +28,9 @@ from spark_destination.planner.write import plan_write_batch
 from spark_destination.requests import WriteBatchRequest
 from spark_destination.runtime.staging import Stager
 from spark_destination.server.app import create_server
-from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.mapping import table_to_proto
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.server.mapping import table_to_proto
 from spark_destination.testing.batch_writer import new_key, write_batch_file
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
@@ -56,9 +56,18 @@ HEADER = [c.name for c in TABLE.columns]
 def rows(ids: range, rng: random.Random) -> list[list[str]]:
     cities = ["Berlin", "Lisbon", "São Paulo", "New York, NY", 'The "Hague"']
     return [
-        [str(i), str(rng.randint(0, 1000)), f"{rng.random() * 1000:.4f}", repr(rng.random()),
-         f"customer number {i}", cities[i % 5], f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
-         "true" if i % 2 else "false", "2024-06-01T12:00:00.000Z", "false"]
+        [
+            str(i),
+            str(rng.randint(0, 1000)),
+            f"{rng.random() * 1000:.4f}",
+            repr(rng.random()),
+            f"customer number {i}",
+            cities[i % 5],
+            f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
+            "true" if i % 2 else "false",
+            "2024-06-01T12:00:00.000Z",
+            "false",
+        ]
         for i in ids
     ]
 
@@ -73,9 +82,13 @@ def write_file(folder: Path, name: str, data: list[list[str]]) -> tuple[str, byt
 def request(schema: str, table: str, file: tuple[str, bytes]) -> pb.WriteBatchRequest:
     proto_table = table_to_proto(Table(name=table, columns=TABLE.columns))
     return pb.WriteBatchRequest(
-        schema_name=schema, table=proto_table, keys={file[0]: file[1]}, replace_files=[file[0]],
-        file_params=pb.FileParams(compression=pb.ZSTD, encryption=pb.AES,
-                                  null_string=NULL, unmodified_string=UNMOD),
+        schema_name=schema,
+        table=proto_table,
+        keys={file[0]: file[1]},
+        replace_files=[file[0]],
+        file_params=pb.FileParams(
+            compression=pb.ZSTD, encryption=pb.AES, null_string=NULL, unmodified_string=UNMOD
+        ),
     )
 
 
@@ -83,6 +96,16 @@ def create(stub: pb_grpc.DestinationConnectorStub, schema: str, table: str) -> N
     proto_table = table_to_proto(Table(name=table, columns=TABLE.columns))
     response = stub.CreateTable(pb.CreateTableRequest(schema_name=schema, table=proto_table))
     assert response.WhichOneof("response") == "success", response
+
+
+class _StepTimes(logging.Handler):
+    """Prints the engine's per-step timings (stage, check, merge) of each request."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.enabled:
+            print(f"   steps: {record.getMessage()}")
+
+    enabled = False
 
 
 def main() -> None:
@@ -105,8 +128,10 @@ def main() -> None:
         started = time.perf_counter()
         big = write_file(folder, "big.csv.zstd.aes", rows(range(args.rows), rng))
         size = Path(big[0]).stat().st_size / 2**20
-        print(f"wrote {args.rows:,}-row batch file ({size:.1f} MiB) in "
-              f"{time.perf_counter() - started:.1f} s")
+        print(
+            f"wrote {args.rows:,}-row batch file ({size:.1f} MiB) in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
 
         # Warm the JVM (first MERGE and CSV read pay JIT start-up), as a running server would be.
         create(stub, "bench", "warmup")
@@ -114,19 +139,32 @@ def main() -> None:
         stub.WriteBatch(request("bench", "warmup", warm))
 
         create(stub, "bench", "big")
+        steps = _StepTimes()
+        engine_log = logging.getLogger("spark_destination.engine")
+        engine_log.addHandler(steps)
+        engine_log.setLevel(logging.INFO)
+        steps.enabled = True
         started = time.perf_counter()
         response = stub.WriteBatch(request("bench", "big", big))
         elapsed = time.perf_counter() - started
+        steps.enabled = False
         assert response.WhichOneof("response") == "success", response
-        print(f"1. end-to-end WriteBatch, {args.rows:,} upserts into an empty table: {elapsed:.1f} s"
-              f" ({args.rows / elapsed:,.0f} rows/s)")
+        print(
+            f"1. end-to-end WriteBatch, {args.rows:,} upserts into an empty table: {elapsed:.1f} s"
+            f" ({args.rows / elapsed:,.0f} rows/s)"
+        )
 
         create(stub, "bench", "bare")
         config = parse_config(configuration)
         session = engine.sessions.for_request(config)
         plan = plan_write_batch(
-            WriteBatchRequest(schema="bench", table=Table(name="bare", columns=TABLE.columns),
-                              replace_files=(big[0],), file_params=PARAMS, keys={big[0]: big[1]}),
+            WriteBatchRequest(
+                schema="bench",
+                table=Table(name="bare", columns=TABLE.columns),
+                replace_files=(big[0],),
+                file_params=PARAMS,
+                keys={big[0]: big[1]},
+            ),
             TABLE,
             catalog=config.catalog,
         )
@@ -143,21 +181,26 @@ def main() -> None:
             bare = time.perf_counter() - started
         finally:
             stager.cleanup()
-        print(f"2. bare MERGE of the same {args.rows:,} rows from an already-staged (cached) "
-              f"view: {bare:.1f} s")
+        print(
+            f"2. bare MERGE of the same {args.rows:,} rows from an already-staged (cached) "
+            f"view: {bare:.1f} s"
+        )
 
         small_times = []
         for run in range(args.small_runs):
             start_id = rng.randrange(0, args.rows - 100)
-            small = write_file(folder, f"small_{run}.csv.zstd.aes",
-                               rows(range(start_id, start_id + 100), rng))
+            small = write_file(
+                folder, f"small_{run}.csv.zstd.aes", rows(range(start_id, start_id + 100), rng)
+            )
             started = time.perf_counter()
             response = stub.WriteBatch(request("bench", "big", small))
             small_times.append(time.perf_counter() - started)
             assert response.WhichOneof("response") == "success", response
-        print(f"3. 100-row WriteBatch into the {args.rows:,}-row table, warm server, "
-              f"{args.small_runs} runs: median {statistics.median(small_times):.2f} s, "
-              f"min {min(small_times):.2f} s, max {max(small_times):.2f} s")
+        print(
+            f"3. 100-row WriteBatch into the {args.rows:,}-row table, warm server, "
+            f"{args.small_runs} runs: median {statistics.median(small_times):.2f} s, "
+            f"min {min(small_times):.2f} s, max {max(small_times):.2f} s"
+        )
         server.stop(grace=None)
 
 
