@@ -254,5 +254,6 @@ class Engine:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             outcome = executor.run(plan, batch)
             steps = "; ".join(f"{what}: {seconds:.2f} s" for what, seconds in outcome.statements)
-            log.info("%s.%s: %d row(s) staged; %s", ref.schema, ref.name, outcome.staged_rows, steps)
+            rows = outcome.staged_rows
+            log.info("%s.%s: %d row(s) staged; %s", ref.schema, ref.name, rows, steps)
             return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
