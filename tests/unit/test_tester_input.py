@@ -115,7 +115,12 @@ def header_of(step: WriteStep | WriteHistoryStep, path: str) -> list[str]:
 
 
 def test_samples_are_shipped_in_name_order() -> None:
-    assert list(SAMPLES) == ["01_basic.json", "02_next_sync.json", "03_truncate_missing.json"]
+    assert list(SAMPLES) == [
+        "01_basic.json",
+        "02_next_sync.json",
+        "03_truncate_missing.json",
+        "04_history.json",
+    ]
 
 
 def test_basic_sample_step_order(tmp_path: Path) -> None:
@@ -772,7 +777,15 @@ def test_replay_samples_through_the_fake(
     names = [name for name, _ in servicer.requests]
     assert names[:2] == ["ConfigurationForm", "Test"]
     assert names.count("WriteBatch") == 4
-    assert names[-3:] == ["DescribeTable", "Truncate", "DescribeTable"]
+    assert names.count("WriteHistoryBatch") == 1
+    # 03 truncates a table that was never created; 04 creates and writes a history table.
+    truncate_missing = names.index("Truncate", len(names) - 8)
+    assert names[truncate_missing - 1 : truncate_missing + 2] == [
+        "DescribeTable",
+        "Truncate",
+        "DescribeTable",
+    ]
+    assert names[-4:] == ["DescribeTable", "CreateTable", "WriteHistoryBatch", "DescribeTable"]
     assert all(
         dict(r.configuration) == CONFIG for n, r in servicer.requests if n != "ConfigurationForm"
     )
@@ -780,7 +793,7 @@ def test_replay_samples_through_the_fake(
     # The files existed while WriteBatch ran, and are gone afterwards.
     assert len(servicer.seen_files) == 10
     assert list((tmp_path / "work").iterdir()) == []
-    assert set(report.tables) == {"all_types", "events"}
+    assert set(report.tables) == {"all_types", "events", "price_history"}
     assert "03_truncate_missing.json" in report.text()
 
 
