@@ -8,6 +8,7 @@ are serialised; different tables proceed in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -21,6 +22,7 @@ from spark_destination.errors import ConfigurationError
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan, TableRef
+from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.truncate import plan_truncate
@@ -29,6 +31,7 @@ from spark_destination.requests import (
     AlterTableRequest,
     CreateTableRequest,
     DescribeTableRequest,
+    MigrateRequest,
     TruncateRequest,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
@@ -239,6 +242,28 @@ class Engine:
             lambda current: plan_write_history_batch(request, current, catalog=config.catalog),
             batch,
         )
+
+    def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
+        """Lock every table the operation names (in a fixed order), describe them, plan, run."""
+        config = self.config(configuration)
+        refs = [
+            table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)
+        ]
+        locks = sorted(
+            (((r.schema, r.name), self._lock(config, r)) for r in refs), key=lambda item: item[0]
+        )
+        with contextlib.ExitStack() as stack:
+            for _, lock in locks:
+                stack.enter_context(lock)
+            executor = self._executor(config)
+            tables = {r.name: executor.describe(r) for r in refs}
+            plan = plan_migrate(request, tables, catalog=config.catalog)
+            if plan.noop_reason is not None:
+                return Result(summary=f"nothing to do: {plan.noop_reason}")
+            outcome = executor.run(plan)
+            steps = "; ".join(f"{what}: {seconds:.2f} s" for what, seconds in outcome.statements)
+            log.info("Migrate %s.%s: %s", request.schema, request.table, steps)
+            return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
 
     def _apply(
         self,

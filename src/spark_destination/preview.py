@@ -8,6 +8,7 @@ from spark_destination.config import parse_config
 from spark_destination.dialects.render import Statement, render_plan
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan
+from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
@@ -16,6 +17,7 @@ from spark_destination.requests import (
     AlterTableRequest,
     CreateTableRequest,
     DescribeTableRequest,
+    MigrateRequest,
     TruncateRequest,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
@@ -38,6 +40,13 @@ def plan_for(preview: PreviewInput) -> Plan:
             return plan_write_batch(request, preview.existing, catalog=catalog)
         case WriteHistoryBatchRequest():
             return plan_write_history_batch(request, preview.existing, catalog=catalog)
+        case MigrateRequest():
+            own = {request.table: preview.existing}
+            tables = {
+                name: preview.existing_tables.get(name, own.get(name))
+                for name in migrate_tables(request)
+            }
+            return plan_migrate(request, tables, catalog=catalog)
         case _:
             assert_never(request)
 

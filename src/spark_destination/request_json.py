@@ -22,6 +22,25 @@
 }
 ```
 
+A ``migrate`` request names its table with ``table_name`` (``existing_table`` is that table's
+state, absent = missing), one ``operation`` keyed by its MigrationDetails oneof entity, and the
+state of any other table the operation names in ``existing_tables`` (absent or null = missing):
+
+```json
+{"request": "migrate", "schema": "sales", "table_name": "orders",
+ "existing_table": {...},
+ "operation": {"rename_column": {"from_column": "amount", "to_column": "total"}},
+ "existing_tables": {"orders_copy": null}}
+```
+
+Operations: ``drop_table`` (``true``), ``drop_column_in_history_mode`` {column,
+operation_timestamp}, ``copy_table`` / ``rename_table`` {from_table, to_table}, ``copy_column``
+/ ``rename_column`` {from_column, to_column}, ``copy_table_to_history_mode`` {from_table,
+to_table, soft_deleted_column}, ``add_column_with_default_value`` {column, column_type,
+default_value}, ``add_column_in_history_mode`` {… , operation_timestamp},
+``update_column_value`` {column, value}, ``table_sync_mode_migration`` {type,
+soft_deleted_column, keep_deleted_rows}.
+
 Columns may also be given the destination tester's way: ``{"columns": {"id": "INT", "amount":
 {"type": "DECIMAL", "precision": 10, "scale": 2}}, "primary_key": ["id"]}``.
 """
@@ -29,7 +48,7 @@ Columns may also be given the destination tester's way: ``{"columns": {"id": "IN
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,13 +63,27 @@ from spark_destination.model import (
     Table,
 )
 from spark_destination.requests import (
+    AddColumnInHistoryMode,
+    AddColumnWithDefaultValue,
     AlterTableRequest,
+    CopyColumn,
+    CopyTable,
+    CopyTableToHistoryMode,
     CreateTableRequest,
     DescribeTableRequest,
+    DropColumnInHistoryMode,
+    DropTable,
+    MigrateRequest,
+    MigrationOperation,
+    RenameColumn,
+    RenameTable,
     Request,
     SoftTruncate,
+    SyncModeMigrationType,
     TableName,
+    TableSyncModeMigration,
     TruncateRequest,
+    UpdateColumnValue,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
@@ -61,6 +94,8 @@ class PreviewInput:
     request: Request
     configuration: Mapping[str, str]
     existing: Table | None
+    # Migrate only: the state of the other tables the operation names (None = missing).
+    existing_tables: Mapping[str, Table | None] = field(default_factory=dict)
 
 
 def _column(name: str, spec: Any, primary_key: bool) -> Column:
@@ -166,9 +201,98 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                 file_params=_file_params(data.get("file_params", {})),
                 keys={p: b"" for k in kinds for p in data.get(k, ())},
             )
+        case "migrate":
+            name = str(data.get("table_name", table.name if table else ""))
+            request = MigrateRequest(
+                schema=schema, table=name, operation=parse_migration(data.get("operation"))
+            )
+            others = {
+                str(n): None if spec is None else parse_table(spec, str(n))
+                for n, spec in data.get("existing_tables", {}).items()
+            }
+            return PreviewInput(
+                request=request,
+                configuration=configuration,
+                existing=existing,
+                existing_tables=others,
+            )
         case _:
             raise InvalidRequestError(
                 f"unknown request {kind!r}; expected create_table, alter_table, describe_table, "
-                "truncate, write_batch or write_history_batch"
+                "truncate, write_batch, write_history_batch or migrate"
             )
     return PreviewInput(request=request, configuration=configuration, existing=existing)
+
+
+def parse_migration(data: Any) -> MigrationOperation:
+    """One ``{"<entity>": {...}}`` object -> the Migrate operation dataclass."""
+    if not isinstance(data, Mapping) or len(data) != 1:
+        raise InvalidRequestError("'operation' must be an object with exactly one operation")
+    name, spec = next(iter(data.items()))
+    spec = spec if isinstance(spec, Mapping) else {}
+
+    def text(key: str, default: str | None = None) -> str:
+        if key not in spec:
+            if default is None:
+                raise InvalidRequestError(f"operation {name!r} lacks {key!r}")
+            return default
+        return "NULL" if spec[key] is None else str(spec[key])
+
+    def data_type() -> DataType:
+        try:
+            return DataType[text("column_type").upper()]
+        except KeyError:
+            raise InvalidRequestError(
+                f"operation {name!r} has an unknown column_type {spec.get('column_type')!r}"
+            ) from None
+
+    match name:
+        case "drop_table":
+            return DropTable()
+        case "drop_column_in_history_mode":
+            return DropColumnInHistoryMode(
+                column=text("column"), operation_timestamp=text("operation_timestamp")
+            )
+        case "copy_table":
+            return CopyTable(from_table=text("from_table", ""), to_table=text("to_table"))
+        case "rename_table":
+            return RenameTable(from_table=text("from_table", ""), to_table=text("to_table"))
+        case "copy_column":
+            return CopyColumn(from_column=text("from_column"), to_column=text("to_column"))
+        case "rename_column":
+            return RenameColumn(from_column=text("from_column"), to_column=text("to_column"))
+        case "copy_table_to_history_mode":
+            return CopyTableToHistoryMode(
+                from_table=text("from_table", ""),
+                to_table=text("to_table"),
+                soft_deleted_column=text("soft_deleted_column", ""),
+            )
+        case "add_column_with_default_value":
+            return AddColumnWithDefaultValue(
+                column=text("column"),
+                column_type=data_type(),
+                default_value=text("default_value", ""),
+            )
+        case "add_column_in_history_mode":
+            return AddColumnInHistoryMode(
+                column=text("column"),
+                column_type=data_type(),
+                default_value=text("default_value", ""),
+                operation_timestamp=text("operation_timestamp"),
+            )
+        case "update_column_value":
+            return UpdateColumnValue(column=text("column"), value=text("value", "NULL"))
+        case "table_sync_mode_migration":
+            try:
+                kind = SyncModeMigrationType[text("type").upper()]
+            except KeyError:
+                raise InvalidRequestError(
+                    f"unknown table_sync_mode_migration type {spec.get('type')!r}"
+                ) from None
+            return TableSyncModeMigration(
+                type=kind,
+                soft_deleted_column=text("soft_deleted_column", ""),
+                keep_deleted_rows=bool(spec.get("keep_deleted_rows", False)),
+            )
+        case _:
+            raise InvalidRequestError(f"unknown Migrate operation {name!r}")

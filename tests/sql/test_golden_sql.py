@@ -117,6 +117,16 @@ CASES: dict[str, Op] = {
         unmodified_string=UNMOD,
         has_upserts=False,
     ),
+    "merge_batch_unique_keys": MergeBatchOp(
+        table=TABLE,
+        view="sd_batch",
+        columns=ORDERS,
+        key=("id", "region"),
+        null_string=NULL,
+        unmodified_string=UNMOD,
+        has_upserts=True,
+        fold_repeated_keys=False,
+    ),
     "merge_batch_keyless_no_sentinels": MergeBatchOp(
         table=TABLE,
         view="sd_batch",

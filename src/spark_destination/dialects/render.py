@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Final, assert_never
 
 import jinja2
@@ -32,15 +33,31 @@ from spark_destination.planner.ir import (
     OP_COLUMN,
     SEQ_COLUMN,
     AddColumnsOp,
+    AlterColumnTypeOp,
+    CheckConversionsOp,
+    CheckHistoryStartOp,
+    CheckLiteralOp,
+    CheckUniqueKeyOp,
     CheckValuesOp,
+    ColumnChange,
+    CopyRowsOp,
+    CopyRowsToHistoryOp,
     CreateNamespaceOp,
     CreateTableOp,
     DescribeOp,
+    DropColumnsOp,
+    DropNotNullOp,
+    DropTableOp,
+    HistoryColumnChangeOp,
+    KeepLatestVersionsOp,
     MergeBatchOp,
     MergeHistoryOp,
     Op,
     Plan,
+    RenameColumnOp,
+    RewriteTableOp,
     RowOp,
+    SetColumnValueOp,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -132,6 +149,27 @@ def render(op: Op) -> Statement:
         case DescribeOp():
             sql = _template("show_properties", table=_table(op.table))
             return _statement(op, sql, f"read properties of {op.table.name!r}", command=True)
+        case (
+            DropTableOp()
+            | CheckLiteralOp()
+            | CheckHistoryStartOp()
+            | RenameColumnOp()
+            | DropColumnsOp()
+            | SetColumnValueOp()
+            | CopyRowsOp()
+            | CopyRowsToHistoryOp()
+            | HistoryColumnChangeOp()
+            | KeepLatestVersionsOp()
+        ):
+            return _migrate_sql(op)
+        case (
+            AlterColumnTypeOp()
+            | DropNotNullOp()
+            | CheckConversionsOp()
+            | CheckUniqueKeyOp()
+            | RewriteTableOp()
+        ):
+            return _alter_sql(op)
         case _:
             assert_never(op)
 
@@ -359,6 +397,7 @@ def _merge_batch(op: MergeBatchOp) -> str:
     )
     return _template(
         "merge_batch",
+        fold=op.fold_repeated_keys,
         dup=ident(DUP_COLUMN),
         table=_table(op.table),
         target=ident(TARGET_ALIAS),
@@ -667,3 +706,343 @@ def _merge_history(op: MergeHistoryOp) -> str:
         insert_columns=[ident(c.name) for c in op.columns],
         insert_values=[_sql(_col(c.name, SOURCE_ALIAS)) for c in op.columns],
     )
+
+
+# --- Migrate --------------------------------------------------------------------------------
+
+# Fivetran's history-mode bounds: first versions of soft-deleted rows start and end at the
+# minimum, active versions end at the maximum (reference: "Switching to history mode").
+HISTORY_MIN_TIMESTAMP: Final = "0001-01-01 00:00:00"
+HISTORY_MAX_TIMESTAMP: Final = "9999-12-31 23:59:59.999"
+_M_ACTION: Final = "__sd_action"
+_M_RANK: Final = "__sd_rank"
+_M_LATEST: Final = "__sd_latest"
+_M_LATEST_ALIAS: Final = "m"
+_M_BAD: Final = "__sd_bad"
+_M_INSERT: Final = "insert"
+_M_CLOSE: Final = "close"
+_M_FIX: Final = "fix"
+
+
+def _timestamp_text(text: str) -> exp.Expr:
+    return exp.cast(exp.Literal.string(text), exp.DataType.build("TIMESTAMP"))
+
+
+def _timestamp(value: datetime) -> exp.Expr:
+    """The UTC timestamp literal of ``quoting.timestamp_literal`` as an expression."""
+    return sqlglot.parse_one(timestamp_literal(value), read=SQLGLOT_DIALECT)
+
+
+def _typed_literal(column: Column, value: str | None) -> exp.Expr:
+    """``value`` stored in ``column``'s type (ANSI cast: fails on a bad value); None is NULL."""
+    if value is None:
+        return exp.cast(exp.Null(), spark_iceberg.sql_type(column))
+    return spark_iceberg.decode(exp.Literal.string(value), column)
+
+
+def _migrate_sql(
+    op: DropTableOp
+    | CheckLiteralOp
+    | CheckHistoryStartOp
+    | RenameColumnOp
+    | DropColumnsOp
+    | SetColumnValueOp
+    | CopyRowsOp
+    | CopyRowsToHistoryOp
+    | HistoryColumnChangeOp
+    | KeepLatestVersionsOp,
+) -> Statement:
+    match op:
+        case DropTableOp():
+            sql = _template("drop_table", table=_table(op.table))
+            return _statement(op, sql, f"drop table {op.table.name!r}")
+        case CheckLiteralOp():
+            bad = spark_iceberg.invalid(exp.Literal.string(op.value), op.column)
+            sql = _template(
+                "check_literal",
+                predicate="FALSE" if bad is None else _sql(bad),
+                alias=ident(_M_BAD),
+            )
+            return _statement(op, sql, f"check the value for column {op.column.name!r}")
+        case CheckHistoryStartOp():
+            sql = _template(
+                "check_history_start",
+                table=_table(op.table),
+                start=ident(op.start),
+                active=ident(op.active),
+                ts=timestamp_literal(op.operation_timestamp),
+                alias=ident(_M_LATEST),
+            )
+            return _statement(
+                op, sql, f"check no active version of {op.table.name!r} starts later"
+            )
+        case RenameColumnOp():
+            sql = _template(
+                "rename_column",
+                table=_table(op.table),
+                from_column=ident(op.from_column),
+                to_column=ident(op.to_column),
+            )
+            summary = f"rename column {op.from_column!r} of {op.table.name!r} to {op.to_column!r}"
+            return _statement(op, sql, summary)
+        case DropColumnsOp():
+            sql = _template(
+                "drop_columns", table=_table(op.table), columns=[ident(c) for c in op.columns]
+            )
+            return _statement(op, sql, f"drop {len(op.columns)} column(s) of {op.table.name!r}")
+        case SetColumnValueOp():
+            value = (
+                ident(op.from_column)
+                if op.from_column is not None
+                else _sql(_typed_literal(op.column, op.value))
+            )
+            sql = _template(
+                "set_column_value",
+                table=_table(op.table),
+                column=ident(op.column.name),
+                value=value,
+            )
+            return _statement(op, sql, f"set column {op.column.name!r} of {op.table.name!r}")
+        case CopyRowsOp():
+            sql = _template(
+                "copy_rows",
+                target=_table(op.target),
+                source=_table(op.source),
+                columns=[ident(c) for c in op.columns],
+            )
+            return _statement(
+                op, sql, f"copy the rows of {op.source.name!r} into {op.target.name!r}"
+            )
+        case CopyRowsToHistoryOp():
+            return _statement(
+                op,
+                _copy_rows_to_history(op),
+                f"copy the rows of {op.source.name!r} into history table {op.target.name!r}",
+            )
+        case HistoryColumnChangeOp():
+            return _statement(
+                op,
+                _history_column_change(op),
+                f"record the change of column {op.column.name!r} as history of "
+                f"{op.table.name!r}",
+            )
+        case KeepLatestVersionsOp():
+            summary = f"keep the latest version per key of {op.table.name!r}"
+            return _statement(op, _keep_latest_versions(op), summary)
+        case _:
+            assert_never(op)
+
+
+def _copy_rows_to_history(op: CopyRowsToHistoryOp) -> str:
+    latest: exp.Expr = exp.CurrentTimestamp()
+    if op.synced is not None:
+        latest = exp.Coalesce(
+            this=exp.Max(this=_col(op.synced)), expressions=[exp.CurrentTimestamp()]
+        )
+    m_latest = _col(_M_LATEST, _M_LATEST_ALIAS)
+    start: exp.Expr = m_latest
+    end: exp.Expr = _timestamp_text(HISTORY_MAX_TIMESTAMP)
+    active: exp.Expr = exp.true()
+    if op.deleted is not None:
+        deleted = exp.Coalesce(this=_col(op.deleted, SOURCE_ALIAS), expressions=[exp.false()])
+        minimum = _timestamp_text(HISTORY_MIN_TIMESTAMP)
+        start = exp.Case(ifs=[exp.If(this=deleted.copy(), true=minimum.copy())], default=start)
+        end = exp.Case(ifs=[exp.If(this=deleted.copy(), true=minimum.copy())], default=end)
+        active = exp.not_(deleted.copy())
+    return _template(
+        "copy_rows_to_history",
+        target=_table(op.target),
+        source=_table(op.source),
+        s=ident(SOURCE_ALIAS),
+        m=ident(_M_LATEST_ALIAS),
+        columns=[_sql(_col(c, SOURCE_ALIAS)) for c in op.columns],
+        start=ident(op.start),
+        end=ident(op.end),
+        active=ident(op.active),
+        start_value=_sql(start),
+        end_value=_sql(end),
+        active_value=_sql(active),
+        latest=ident(_M_LATEST),
+        latest_value=_sql(latest),
+    )
+
+
+def _history_column_change(op: HistoryColumnChangeOp) -> str:
+    ts = _timestamp(op.operation_timestamp)
+    closed_end = _timestamp(op.operation_timestamp - timedelta(milliseconds=1))
+    value = _typed_literal(op.column, op.value)
+    insert_select = []
+    for column in op.columns:
+        if column.name == op.start:
+            insert_select.append(_sql(_alias(ts.copy(), column.name)))
+        elif column.name == op.column.name:
+            insert_select.append(_sql(_alias(value.copy(), column.name)))
+        else:
+            insert_select.append(ident(column.name))
+    open_where: exp.Expr = exp.and_(
+        _col(op.active), exp.LT(this=_col(op.start), expression=ts.copy())
+    )
+    if op.only_non_null:
+        open_where = exp.and_(
+            open_where, exp.not_(exp.Is(this=_col(op.column.name), expression=exp.Null()))
+        )
+    at_ts = exp.EQ(this=_col(op.start), expression=ts.copy())
+    change_action = exp.Case(
+        ifs=[exp.If(this=at_ts.copy(), true=_text(_M_FIX))], default=_text(_M_CLOSE)
+    )
+    on = exp.and_(
+        _keys_equal(
+            [c for c in op.columns if c.name in (*op.key, op.start)], TARGET_ALIAS, SOURCE_ALIAS
+        ),
+        exp.NEQ(this=_col(_M_ACTION, SOURCE_ALIAS), expression=_text(_M_INSERT)),
+    )
+    close_assignments = [
+        _sql(exp.EQ(this=_col(op.end, TARGET_ALIAS), expression=closed_end)),
+        _sql(exp.EQ(this=_col(op.active, TARGET_ALIAS), expression=exp.false())),
+    ]
+    return _template(
+        "history_column_change",
+        table=_table(op.table),
+        target=ident(TARGET_ALIAS),
+        source=ident(SOURCE_ALIAS),
+        insert_select=insert_select,
+        plain_select=[ident(c.name) for c in op.columns],
+        insert=string_literal(_M_INSERT),
+        close=string_literal(_M_CLOSE),
+        action=ident(_M_ACTION),
+        open_where=_sql(open_where),
+        change_action=_sql(change_action),
+        change_where=_sql(exp.or_(open_where.copy(), at_ts.copy())),
+        on=_sql(on),
+        source_action=_sql(_col(_M_ACTION, SOURCE_ALIAS)),
+        close_assignments=close_assignments,
+        fix_assignment=_sql(
+            exp.EQ(this=_col(op.column.name, TARGET_ALIAS), expression=value.copy())
+        ),
+        insert_columns=[ident(c.name) for c in op.columns],
+        insert_values=[_sql(_col(c.name, SOURCE_ALIAS)) for c in op.columns],
+    )
+
+
+def _keep_latest_versions(op: KeepLatestVersionsOp) -> str:
+    key_and_start = [*op.key, op.start]
+    on = exp.and_(
+        *(
+            exp.EQ(this=_col(name, TARGET_ALIAS), expression=_col(name, SOURCE_ALIAS))
+            for name in key_and_start
+        )
+    )
+    deleted = exp.not_(
+        exp.Coalesce(this=_col(op.active, SOURCE_ALIAS), expressions=[exp.false()])
+    )
+    return _template(
+        "keep_latest_versions",
+        table=_table(op.table),
+        target=ident(TARGET_ALIAS),
+        source=ident(SOURCE_ALIAS),
+        key=[ident(k) for k in op.key],
+        start=ident(op.start),
+        active=ident(op.active),
+        rank=ident(_M_RANK),
+        on=_sql(on),
+        source_rank=_sql(_col(_M_RANK, SOURCE_ALIAS)),
+        deleted_assignment=_sql(
+            exp.EQ(this=_col(op.deleted, TARGET_ALIAS), expression=deleted)
+        ),
+    )
+
+
+# --- AlterTable (schema evolution) ------------------------------------------------------------
+
+_A_DUPLICATES: Final = "__sd_duplicate_keys"
+
+
+def _stored_value(change: ColumnChange) -> exp.Expr:
+    """The column's stored value (a typed NULL for a new column)."""
+    if change.source is None:
+        return exp.cast(exp.Null(), spark_iceberg.sql_type(change.target))
+    return _col(change.source.name)
+
+
+def _converted(change: ColumnChange) -> exp.Expr:
+    if change.source is None:
+        return _stored_value(change)
+    return spark_iceberg.convert(_col(change.source.name), change.source, change.target)
+
+
+def conversion_checks(op: CheckConversionsOp) -> tuple[ColumnChange, ...]:
+    """The conversions the CheckConversionsOp query reports on (two outputs each), in order."""
+    return tuple(
+        c
+        for c in op.conversions
+        if c.source is not None
+        and spark_iceberg.unconvertible(_col(c.source.name), c.source, c.target) is not None
+    )
+
+
+def _alter_sql(
+    op: AlterColumnTypeOp | DropNotNullOp | CheckConversionsOp | CheckUniqueKeyOp | RewriteTableOp,
+) -> Statement:
+    match op:
+        case AlterColumnTypeOp():
+            sql = _template(
+                "alter_column_type",
+                table=_table(op.table),
+                column=ident(op.column.name),
+                type=_sql(spark_iceberg.sql_type(op.column)),
+            )
+            summary = (
+                f"widen column {op.column.name!r} of {op.table.name!r} to "
+                f"{_sql(spark_iceberg.sql_type(op.column))}"
+            )
+            return _statement(op, sql, summary)
+        case DropNotNullOp():
+            sql = _template("drop_not_null", table=_table(op.table), column=ident(op.column))
+            return _statement(op, sql, f"make column {op.column!r} of {op.table.name!r} nullable")
+        case CheckConversionsOp():
+            outputs = []
+            for index, change in enumerate(conversion_checks(op)):
+                assert change.source is not None
+                raw = _col(change.source.name)
+                bad = spark_iceberg.unconvertible(raw, change.source, change.target)
+                assert bad is not None
+                bad = exp.and_(exp.not_(exp.Is(this=raw.copy(), expression=exp.Null())), bad)
+                sample = exp.Min(
+                    this=exp.Case(
+                        ifs=[exp.If(this=bad.copy(), true=exp.cast(raw.copy(), "STRING"))]
+                    )
+                )
+                outputs.append(_sql(_alias(exp.func("COUNT_IF", bad), f"bad_count_{index}")))
+                outputs.append(_sql(_alias(sample, f"bad_value_{index}")))
+            for index, change in enumerate(op.not_null):
+                # The stored value: converting a non-NULL value never yields NULL (ANSI).
+                is_null = exp.Is(this=_stored_value(change), expression=exp.Null())
+                outputs.append(_sql(_alias(exp.func("COUNT_IF", is_null), f"null_count_{index}")))
+            if not outputs:
+                outputs.append(_sql(_alias(exp.Literal.number(0), "check_none")))
+            sql = _template("check_conversions", table=_table(op.table), outputs=outputs)
+            return _statement(op, sql, f"check the stored values of {op.table.name!r} convert")
+        case CheckUniqueKeyOp():
+            sql = _template(
+                "check_unique_key",
+                table=_table(op.table),
+                key=[_sql(_converted(c)) for c in op.key],
+                alias=ident(_A_DUPLICATES),
+            )
+            return _statement(op, sql, f"check the new key of {op.table.name!r} is unique")
+        case RewriteTableOp():
+            select = []
+            for change in op.columns:
+                value = _converted(change)
+                if change.target.primary_key:
+                    value = spark_iceberg.non_null(value, change.target)
+                select.append(_sql(_alias(value, change.target.name)))
+            sql = _template(
+                "rewrite_table",
+                table=_table(op.table),
+                properties=_properties(op.properties),
+                select=select,
+            )
+            return _statement(op, sql, f"rewrite {op.table.name!r} with the new columns")
+        case _:
+            assert_never(op)

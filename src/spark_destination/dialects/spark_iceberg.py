@@ -148,3 +148,139 @@ def invalid(raw: exp.Expr, column: Column) -> exp.Expr | None:
             raise ValueError(f"column {column.name!r} has no data type (UNSPECIFIED)")
         case _:
             assert_never(column.type)
+
+
+# --- Column type changes (AlterTable) -------------------------------------------------------
+
+_NUMERIC: Final = frozenset(
+    {
+        DataType.BOOLEAN,
+        DataType.SHORT,
+        DataType.INT,
+        DataType.LONG,
+        DataType.DECIMAL,
+        DataType.FLOAT,
+        DataType.DOUBLE,
+    }
+)
+_EXACT: Final = frozenset({DataType.BOOLEAN, DataType.SHORT, DataType.INT, DataType.LONG})
+_TEMPORAL: Final = frozenset({DataType.NAIVE_DATE, DataType.NAIVE_DATETIME, DataType.UTC_DATETIME})
+
+
+def storage_type(column: Column) -> str:
+    """The type Iceberg actually stores (SMALLINT is kept as INT), as Spark SQL text."""
+    if column.type is DataType.SHORT:
+        return "INT"
+    return sql_type(column).sql(dialect=SQLGLOT_DIALECT)
+
+
+def same_storage(source: Column, target: Column) -> bool:
+    """True when ``target`` is stored exactly like ``source``: a metadata-only change."""
+    return storage_type(source) == storage_type(target)
+
+
+def widens_in_place(source: Column, target: Column) -> bool:
+    """True when Iceberg can change the stored type in place: int -> long, float -> double,
+    decimal precision up with the same scale."""
+    if storage_type(source) == "INT" and target.type is DataType.LONG:
+        return True
+    if source.type is DataType.FLOAT and target.type is DataType.DOUBLE:
+        return True
+    if source.type is DataType.DECIMAL and target.type is DataType.DECIMAL:
+        old, new = decimal_params(source), decimal_params(target)
+        return new.scale == old.scale and new.precision > old.precision
+    return False
+
+
+def convertible(source: Column, target: Column) -> bool:
+    """Whether stored ``source`` values can be converted to ``target`` at all (row by row, a
+    value may still fail: see ``unconvertible``)."""
+    if same_storage(source, target) or widens_in_place(source, target):
+        return True
+    if source.type in _TEXT_TYPES:
+        return True  # the batch decoding of text applies (what a WriteBatch would store)
+    if target.type in _TEXT_TYPES:
+        return target.type is not DataType.NAIVE_TIME
+    if source.type in _NUMERIC and target.type in _NUMERIC:
+        return True
+    return source.type in _TEMPORAL and target.type in _TEMPORAL
+
+
+def convert(value: exp.Expr, source: Column, target: Column) -> exp.Expr:
+    """The stored ``source`` value ``value`` as a ``target`` value (ANSI: fails on a bad one)."""
+    if same_storage(source, target):
+        return value.copy()
+    if source.type in _TEXT_TYPES:
+        return decode(value, target)
+    if target.type in _TEXT_TYPES and source.type is DataType.BINARY:
+        return exp.func("BASE64", value.copy())
+    return exp.cast(value.copy(), sql_type(target))
+
+
+def unconvertible(value: exp.Expr, source: Column, target: Column) -> exp.Expr | None:
+    """A predicate true when the stored, non-NULL ``value`` cannot become a ``target`` value
+    without an error or a loss (a fraction dropped, a time of day dropped, a finite number
+    becoming infinite, a number other than 0/1 becoming a boolean); None when every value
+    converts. Decimal scale reductions round, as Spark's CAST does."""
+    if widens_in_place(source, target):
+        return None
+    if same_storage(source, target):
+        if target.type is DataType.SHORT and source.type is not DataType.SHORT:
+            return exp.Is(this=_try_cast(value, target), expression=exp.Null())
+        if target.type is DataType.NAIVE_TIME and source.type is not DataType.NAIVE_TIME:
+            return invalid(value, target)
+        return None
+    if source.type in _TEXT_TYPES:
+        return invalid(value, target)
+    if target.type in _TEXT_TYPES:
+        return None
+    typed = _try_cast(value, target)
+    failed: exp.Expr = exp.Is(this=typed.copy(), expression=exp.Null())
+    round_trip = exp.NEQ(this=exp.cast(typed.copy(), sql_type(source)), expression=value.copy())
+    if target.type in _EXACT and source.type is not DataType.BOOLEAN:
+        if target.type is DataType.BOOLEAN or source.type not in _EXACT:
+            failed = exp.or_(failed, round_trip)
+    elif target.type is DataType.NAIVE_DATE and source.type is not DataType.NAIVE_DATE:
+        failed = exp.or_(failed, round_trip)
+    elif target.type is DataType.FLOAT:
+        infinity = exp.cast(exp.Literal.string("Infinity"), "DOUBLE")
+        became_infinite = exp.and_(
+            exp.EQ(this=exp.Abs(this=exp.cast(typed.copy(), "DOUBLE")), expression=infinity),
+            exp.NEQ(
+                this=exp.Abs(this=exp.cast(value.copy(), "DOUBLE")), expression=infinity.copy()
+            ),
+        )
+        failed = exp.or_(failed, became_infinite)
+    return failed
+
+
+def conversion_can_fail(source: Column, target: Column) -> bool:
+    """Whether some stored ``source`` value may not convert (``unconvertible`` is not None)."""
+    return unconvertible(exp.column("value", quoted=True), source, target) is not None
+
+
+def non_null(value: exp.Expr, target: Column) -> exp.Expr:
+    """``value`` in a form Spark knows is never NULL, so a rewritten key column is NOT NULL.
+
+    The fallback is never used: the rewrite runs only after a check found no NULL in the new
+    key columns (and converting a non-NULL value fails rather than yielding NULL, ANSI mode).
+    """
+    # Each fallback is an expression Spark types exactly as the column and as NOT NULL
+    # (measured: a CAST of a string or of an int to DECIMAL(p, s) would count as nullable).
+    zero = exp.Literal.number(0)
+    if target.type is DataType.BOOLEAN:
+        fallback: exp.Expr = exp.false()
+    elif target.type in _TEXT_TYPES:
+        fallback = exp.Literal.string("")
+    elif target.type is DataType.BINARY:
+        fallback = exp.HexString(this="")
+    elif target.type is DataType.DECIMAL:
+        scale = decimal_params(target).scale
+        fallback = exp.Literal.number("0." + "0" * scale)
+    elif target.type is DataType.NAIVE_DATE:
+        fallback = exp.func("DATE_FROM_UNIX_DATE", zero)
+    elif target.type is DataType.NAIVE_DATETIME:
+        fallback = exp.cast(exp.cast(zero, "TIMESTAMP"), sql_type(target))
+    else:
+        fallback = exp.cast(zero, sql_type(target))
+    return exp.Coalesce(this=value.copy(), expressions=[fallback])

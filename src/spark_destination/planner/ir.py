@@ -116,9 +116,11 @@ class CheckValuesOp:
 class MergeBatchOp:
     """Apply a whole WriteBatch with one MERGE (one Iceberg commit).
 
-    The staged rows of each key are first folded, in ``SEQ_COLUMN`` order, into one source row:
-    per column the last value that is not the unmodified sentinel; the op is delete if any row
-    deletes, else upsert if any row upserts, else update.
+    The staged rows of a key that occurs more than once (``DUP_COLUMN``) are first folded, in
+    ``SEQ_COLUMN`` order, into one source row: per column the last value that is not the
+    unmodified sentinel; the op is delete if any row deletes, else upsert if any row upserts,
+    else update. The runtime drops the fold (``fold_repeated_keys=False``) when staging found no
+    repeated key, the usual case, which saves an aggregation branch.
     """
 
     table: TableRef
@@ -128,6 +130,7 @@ class MergeBatchOp:
     null_string: str | None
     unmodified_string: str | None
     has_upserts: bool
+    fold_repeated_keys: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +184,194 @@ class DescribeOp:
     table: TableRef
 
 
+# --- Migrate ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropTableOp:
+    table: TableRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckLiteralOp:
+    """A one-row query, true when the request's ``value`` cannot be stored in ``column``.
+
+    Runs before any change, so a value that does not convert leaves the table untouched; the
+    runtime then fails the request naming the column and the value (a request parameter, not
+    row data).
+    """
+
+    column: Column
+    value: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckHistoryStartOp:
+    """A query returning the latest ``start`` of an active version after ``operation_timestamp``
+    (NULL when there is none); the runtime fails the request on a hit."""
+
+    table: TableRef
+    start: str
+    active: str
+    operation_timestamp: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenameColumnOp:
+    table: TableRef
+    from_column: str
+    to_column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropColumnsOp:
+    table: TableRef
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetColumnValueOp:
+    """``UPDATE`` every row (one commit): ``column`` = ``value`` typed from the column (None is
+    NULL), or = the row's ``from_column`` when that is set."""
+
+    table: TableRef
+    column: Column
+    value: str | None = None
+    from_column: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopyRowsOp:
+    """Replace every row of ``target`` with ``columns`` of every row of ``source`` (one
+    ``INSERT OVERWRITE``, one commit: a repeated copy gives the same table)."""
+
+    source: TableRef
+    target: TableRef
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopyRowsToHistoryOp:
+    """Replace every row of the history table ``target`` with the rows of the soft-delete table
+    ``source`` as first versions (one ``INSERT OVERWRITE``).
+
+    Rows with ``deleted`` true get ``active = false`` and ``start = end =`` the minimum
+    timestamp; the others (every row when ``deleted`` is None) ``active = true``, ``start`` =
+    the source's latest ``synced`` (now when ``synced`` is None) and ``end`` = the maximum
+    timestamp. ``columns`` are copied as they are and come first, in target order.
+    """
+
+    source: TableRef
+    target: TableRef
+    columns: tuple[str, ...]
+    deleted: str | None
+    synced: str | None
+    start: str
+    end: str
+    active: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryColumnChangeOp:
+    """Record a column change (add with a default, or drop) as new history versions, in one
+    MERGE (one commit):
+
+    * each active version with ``start < operation_timestamp`` (and, when ``only_non_null``,
+      a non-NULL ``column``) is copied with ``start = operation_timestamp`` and ``column`` =
+      ``value`` (None is NULL), and closed: ``end = operation_timestamp - 1 ms``,
+      ``active = false``;
+    * versions that already start at ``operation_timestamp`` get ``column = value`` (a
+      repeated or combined operation with the same timestamp is idempotent).
+    """
+
+    table: TableRef
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    start: str
+    end: str
+    active: str
+    column: Column
+    value: str | None
+    operation_timestamp: datetime
+    only_non_null: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeepLatestVersionsOp:
+    """History -> soft delete, in one MERGE: per ``key`` keep only the version with the latest
+    ``start`` (active or not) and set its ``deleted`` to ``NOT active``. Idempotent."""
+
+    table: TableRef
+    key: tuple[str, ...]
+    start: str
+    active: str
+    deleted: str
+
+
+# --- AlterTable (schema evolution) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnChange:
+    """One column of an altered table: ``target`` is what it becomes; its values come from the
+    stored column ``source`` (same name), converted to ``target``'s type, or are NULL when the
+    column is new (``source`` None)."""
+
+    source: Column | None
+    target: Column
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterColumnTypeOp:
+    """Widen a column in place (Iceberg: int -> long, float -> double, decimal precision up)."""
+
+    table: TableRef
+    column: Column
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropNotNullOp:
+    """Make a column that left the primary key nullable again (idempotent)."""
+
+    table: TableRef
+    column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckConversionsOp:
+    """Read-only: per conversion, how many stored non-NULL values do not convert to the target
+    type and the least of them (as text); per ``not_null`` column, how many rows would hold
+    NULL in it (a column joining the key). The runtime fails the request on any hit, before
+    any change."""
+
+    table: TableRef
+    conversions: tuple[ColumnChange, ...]
+    not_null: tuple[ColumnChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckUniqueKeyOp:
+    """Read-only: how many values of the new key (converted) occur on more than one row."""
+
+    table: TableRef
+    key: tuple[ColumnChange, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewriteTableOp:
+    """Rewrite the table with ``columns`` (conversions applied, key columns NOT NULL) in one
+    atomic Iceberg commit: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t``.
+
+    Iceberg keeps the table's other properties and its snapshot history, and drops the
+    identifier fields (set them again afterwards). The runtime runs it in a session whose
+    catalog keeps the query's nullability (``use-nullable-query-schema = false``).
+    """
+
+    table: TableRef
+    columns: tuple[ColumnChange, ...]
+    properties: tuple[tuple[str, str], ...]
+
+
 Op = (
     CreateNamespaceOp
     | CreateTableOp
@@ -193,6 +384,21 @@ Op = (
     | MergeHistoryOp
     | TruncateOp
     | DescribeOp
+    | DropTableOp
+    | CheckLiteralOp
+    | CheckHistoryStartOp
+    | RenameColumnOp
+    | DropColumnsOp
+    | SetColumnValueOp
+    | CopyRowsOp
+    | CopyRowsToHistoryOp
+    | HistoryColumnChangeOp
+    | KeepLatestVersionsOp
+    | AlterColumnTypeOp
+    | DropNotNullOp
+    | CheckConversionsOp
+    | CheckUniqueKeyOp
+    | RewriteTableOp
 )
 
 

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, assert_never
 
 from spark_destination.dialects import spark_iceberg
@@ -19,22 +19,38 @@ from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.render import (
     Statement,
     check_columns,
+    conversion_checks,
     render,
     render_plan,
     required_ops,
 )
-from spark_destination.errors import ExecutionError, ValueConversionError
-from spark_destination.model import FileParams, Table
+from spark_destination.errors import ExecutionError, InvalidRequestError, ValueConversionError
+from spark_destination.model import Column, DataType, FileParams, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
+    AlterColumnTypeOp,
+    CheckConversionsOp,
+    CheckHistoryStartOp,
+    CheckLiteralOp,
+    CheckUniqueKeyOp,
     CheckValuesOp,
+    CopyRowsOp,
+    CopyRowsToHistoryOp,
     CreateNamespaceOp,
     CreateTableOp,
     DescribeOp,
+    DropColumnsOp,
+    DropNotNullOp,
+    DropTableOp,
+    HistoryColumnChangeOp,
+    KeepLatestVersionsOp,
     MergeBatchOp,
     MergeHistoryOp,
     Plan,
+    RenameColumnOp,
+    RewriteTableOp,
+    SetColumnValueOp,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -70,15 +86,30 @@ class Outcome:
 
 
 class Executor:
-    def __init__(self, session: SparkSession, *, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        session: SparkSession,
+        *,
+        transport: Transport | None = None,
+        _keeps_nullability: bool = False,
+    ) -> None:
         self._session = session
         self._transport = transport
+        self._keeps_query_nullability = _keeps_nullability
 
     @property
     def session(self) -> SparkSession:
         return self._session
 
     def run(self, plan: Plan, batch: Batch | None = None) -> Outcome:
+        rewrite = next((op for op in plan.ops if isinstance(op, RewriteTableOp)), None)
+        if rewrite is not None and not self._keeps_query_nullability:
+            # The whole plan runs there: a session's catalog caches table metadata, and the
+            # steps after the rewrite must see the replaced table.
+            session = _nullability_keeping_session(self._session, rewrite.table.catalog)
+            return Executor(session, transport=self._transport, _keeps_nullability=True).run(
+                plan, batch
+            )
         batch = batch or Batch()
         outcome = Outcome()
         stager = Stager(self._session, self._transport)
@@ -107,22 +138,103 @@ class Executor:
             case CheckValuesOp():
                 assert statement.sql is not None
                 self._check(op, statement.sql, staged[op.view])
+            case MergeBatchOp():
+                if op.fold_repeated_keys and staged[op.view].repeated_rows == 0:
+                    statement = render(replace(op, fold_repeated_keys=False))
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
             case (
                 CreateNamespaceOp()
                 | CreateTableOp()
                 | SetIdentifierFieldsOp()
                 | AddColumnsOp()
                 | SetPropertiesOp()
-                | MergeBatchOp()
                 | MergeHistoryOp()
                 | TruncateOp()
+                | DropTableOp()
+                | RenameColumnOp()
+                | DropColumnsOp()
+                | SetColumnValueOp()
+                | CopyRowsOp()
+                | CopyRowsToHistoryOp()
+                | HistoryColumnChangeOp()
+                | KeepLatestVersionsOp()
             ):
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)
+            case CheckLiteralOp():
+                assert statement.sql is not None
+                if self._first(statement.sql, what=statement.summary):
+                    raise ValueConversionError(
+                        f"value {op.value!r} does not convert to column {op.column.name!r} "
+                        f"({_type_text(op.column)}, Fivetran type {op.column.type.name})"
+                    )
+            case CheckHistoryStartOp():
+                assert statement.sql is not None
+                latest = self._first(statement.sql, what=statement.summary)
+                if latest is not None:
+                    raise InvalidRequestError(
+                        f"table {op.table.name!r} has active versions starting at {latest}, after "
+                        f"the operation timestamp {op.operation_timestamp.isoformat()}"
+                    )
+            case AlterColumnTypeOp() | DropNotNullOp() | RewriteTableOp():
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
+            case CheckConversionsOp():
+                assert statement.sql is not None
+                self._check_conversions(op, statement.sql)
+            case CheckUniqueKeyOp():
+                assert statement.sql is not None
+                duplicates = self._first(statement.sql, what=statement.summary)
+                if duplicates:
+                    key = ", ".join(repr(c.target.name) for c in op.key)
+                    raise InvalidRequestError(
+                        f"the new primary key ({key}) of table {op.table.name!r} is not unique "
+                        f"in the existing rows: {duplicates} key value(s) occur on more than one "
+                        "row; the table was not changed (deduplicate the rows or re-sync the "
+                        "table, then retry)"
+                    )
             case DescribeOp():
                 pass  # read-only: answered by describe()
             case _:
                 assert_never(op)
+
+    def _check_conversions(self, op: CheckConversionsOp, sql: str) -> None:
+        """Fail, naming the column and the first value, when stored values do not convert.
+
+        This is the one message that quotes a row value: the user must find it to fix it.
+        """
+        what = f"checking the stored values of {op.table.name!r}"
+        row = tuple(self.sql(sql, what=what)[0])  # type: ignore[arg-type]
+        problems = []
+        checks = conversion_checks(op)
+        for index, change in enumerate(checks):
+            count, value = row[2 * index], row[2 * index + 1]
+            if count:
+                assert change.source is not None
+                problems.append(
+                    f"column {change.source.name!r} cannot change from "
+                    f"{_fivetran_type(change.source)} to {_fivetran_type(change.target)}: "
+                    f"{count} stored value(s) do not convert, the first is {str(value)!r}"
+                )
+        nulls = row[2 * len(checks) : 2 * len(checks) + len(op.not_null)]
+        for change, count in zip(op.not_null, nulls, strict=True):
+            if count:
+                problems.append(
+                    f"column {change.target.name!r} cannot join the primary key: {count} row(s) "
+                    "hold NULL in it"
+                )
+        if problems:
+            raise ValueConversionError(
+                f"AlterTable of {op.table.name!r}: "
+                + "; ".join(problems)
+                + "; the table was not changed"
+            )
+
+    def _first(self, text: str, *, what: str) -> object:
+        """The first column of the first row of a one-row query."""
+        row = self.sql(text, what=what)[0]
+        return tuple(row)[0]  # type: ignore[arg-type]
 
     def sql(self, text: str, *, what: str) -> list[object]:
         from py4j.protocol import Py4JJavaError
@@ -186,6 +298,38 @@ class Executor:
         assert statement.sql is not None
         rows = self.sql(statement.sql, what=statement.summary)
         return {str(r[0]): str(r[1]) for r in rows}  # type: ignore[index]
+
+
+def _fivetran_type(column: Column) -> str:
+    if column.type is DataType.DECIMAL:
+        params = spark_iceberg.decimal_params(column)
+        return f"DECIMAL({params.precision}, {params.scale})"
+    return column.type.name
+
+
+# Iceberg's catalog option: CTAS / REPLACE TABLE AS SELECT keep the query's nullability, so a
+# rewrite keeps key columns required (identifier fields need that). Read when the catalog
+# loads, hence a dedicated session.
+_NULLABILITY_OPTION = "use-nullable-query-schema"
+
+
+def _nullability_keeping_session(session: SparkSession, catalog: str) -> SparkSession:
+    """A new session like ``session`` whose ``catalog`` keeps query nullability.
+
+    ``newSession`` starts from the SparkContext's settings only, so the catalog's settings and
+    the SQL settings changed at run time (e.g. a catalog registered for another warehouse)
+    are copied over.
+    """
+    child = session.newSession()
+    prefix = f"spark.sql.catalog.{catalog}"
+    for row in session.sql("SET").collect():
+        key, value = str(row[0]), str(row[1])
+        catalog_setting = key == prefix or key.startswith(prefix + ".")
+        changed_setting = session.conf.isModifiable(key) and child.conf.get(key, None) != value
+        if catalog_setting or changed_setting:
+            child.conf.set(key, value)
+    child.conf.set(f"{prefix}.{_NULLABILITY_OPTION}", "false")
+    return child
 
 
 def _type_text(column: object) -> str:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
 from spark_destination.model import (
     Column,
     Compression,
@@ -16,12 +17,26 @@ from spark_destination.model import (
     Table,
 )
 from spark_destination.requests import (
+    AddColumnInHistoryMode,
+    AddColumnWithDefaultValue,
     AlterTableRequest,
+    CopyColumn,
+    CopyTable,
+    CopyTableToHistoryMode,
     CreateTableRequest,
     DescribeTableRequest,
+    DropColumnInHistoryMode,
+    DropTable,
+    MigrateRequest,
+    MigrationOperation,
+    RenameColumn,
+    RenameTable,
     SoftTruncate,
+    SyncModeMigrationType,
     TableName,
+    TableSyncModeMigration,
     TruncateRequest,
+    UpdateColumnValue,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
@@ -133,3 +148,88 @@ def write_history_from_proto(request: pb.WriteHistoryBatchRequest) -> WriteHisto
         file_params=file_params_from_proto(request.file_params),
         keys=dict(request.keys),
     )
+
+
+def migrate_from_proto(request: pb.MigrateRequest) -> MigrateRequest:
+    """``MigrationDetails`` -> one operation dataclass; an operation or sync-mode type this
+    version does not know (an empty oneof) is unsupported."""
+    details = request.details
+    operation: MigrationOperation
+    which = details.WhichOneof("operation")
+    has_entity = which in ("drop", "copy", "rename", "add")
+    entity = getattr(details, which).WhichOneof("entity") if has_entity else None
+    match which, entity:
+        case "drop", "drop_table":
+            operation = DropTable()
+        case "drop", "drop_column_in_history_mode":
+            drop = details.drop.drop_column_in_history_mode
+            operation = DropColumnInHistoryMode(
+                column=drop.column, operation_timestamp=drop.operation_timestamp
+            )
+        case "copy", "copy_table":
+            copy = details.copy.copy_table
+            operation = CopyTable(from_table=copy.from_table, to_table=copy.to_table)
+        case "copy", "copy_column":
+            column = details.copy.copy_column
+            operation = CopyColumn(from_column=column.from_column, to_column=column.to_column)
+        case "copy", "copy_table_to_history_mode":
+            history = details.copy.copy_table_to_history_mode
+            operation = CopyTableToHistoryMode(
+                from_table=history.from_table,
+                to_table=history.to_table,
+                soft_deleted_column=history.soft_deleted_column,
+            )
+        case "rename", "rename_table":
+            table = details.rename.rename_table
+            operation = RenameTable(from_table=table.from_table, to_table=table.to_table)
+        case "rename", "rename_column":
+            renamed = details.rename.rename_column
+            operation = RenameColumn(
+                from_column=renamed.from_column, to_column=renamed.to_column
+            )
+        case "add", "add_column_with_default_value":
+            add = details.add.add_column_with_default_value
+            operation = AddColumnWithDefaultValue(
+                column=add.column,
+                column_type=_data_type(add.column_type),
+                default_value=add.default_value,
+            )
+        case "add", "add_column_in_history_mode":
+            added = details.add.add_column_in_history_mode
+            operation = AddColumnInHistoryMode(
+                column=added.column,
+                column_type=_data_type(added.column_type),
+                default_value=added.default_value,
+                operation_timestamp=added.operation_timestamp,
+            )
+        case "update_column_value", _:
+            update = details.update_column_value
+            operation = UpdateColumnValue(column=update.column, value=update.value)
+        case "table_sync_mode_migration", _:
+            sync = details.table_sync_mode_migration
+            try:
+                kind = SyncModeMigrationType(sync.type)
+            except ValueError:
+                raise UnsupportedOperationError(
+                    f"table_sync_mode_migration type {sync.type} is not known"
+                ) from None
+            operation = TableSyncModeMigration(
+                type=kind,
+                soft_deleted_column=sync.soft_deleted_column,
+                keep_deleted_rows=sync.keep_deleted_rows,
+            )
+        case _:
+            # Nothing this proto version knows: a newer Fivetran's operation decodes this way,
+            # so the answer is "unsupported" (Fivetran then falls back), not a failure.
+            raise UnsupportedOperationError(
+                f"Migrate of {details.schema!r}.{details.table!r} carries no known operation"
+                + (f" ({which} without a known entity)" if which else "")
+            )
+    return MigrateRequest(schema=details.schema, table=details.table, operation=operation)
+
+
+def _data_type(value: int) -> DataType:
+    try:
+        return DataType(value)
+    except ValueError:
+        raise InvalidRequestError(f"unknown column type number {value}") from None

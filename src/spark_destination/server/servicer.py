@@ -15,7 +15,7 @@ from typing import TypeVar
 import grpc
 
 from spark_destination.engine import Engine
-from spark_destination.errors import DestinationError
+from spark_destination.errors import DestinationError, UnsupportedOperationError
 from spark_destination.server import form, mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
@@ -173,10 +173,20 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
     def Migrate(  # noqa: N802
         self, request: pb.MigrateRequest, context: grpc.ServicerContext
     ) -> pb.MigrateResponse:
-        log.info(
-            "Migrate %s answered unsupported", _name(request.details.schema, request.details.table)
+        name = _name(request.details.schema, request.details.table)
+
+        def run() -> pb.MigrateResponse:
+            try:
+                migration = mapping.migrate_from_proto(request)
+                self._engine.migrate(request.configuration, migration)
+            except UnsupportedOperationError as exc:
+                log.info("Migrate %s answered unsupported: %s", name, exc)
+                return pb.MigrateResponse(unsupported=True)
+            return pb.MigrateResponse(success=True)
+
+        return self._call(
+            "Migrate", name, run, lambda m: pb.MigrateResponse(task=common.Task(message=m))
         )
-        return pb.MigrateResponse(unsupported=True)
 
 
 def _name(schema: str, table: str) -> str:

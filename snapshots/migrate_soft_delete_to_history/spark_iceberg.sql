@@ -1,0 +1,90 @@
+-- 1. create table 'orders__sd_migrating'
+CREATE TABLE `lake`.`sales`.`orders__sd_migrating` (
+  `id` INT NOT NULL,
+  `amount` DECIMAL(10, 2),
+  `n` SMALLINT,
+  `desc` STRING,
+  `_fivetran_synced` TIMESTAMP,
+  `_fivetran_start` TIMESTAMP NOT NULL,
+  `_fivetran_end` TIMESTAMP,
+  `_fivetran_active` BOOLEAN
+)
+USING ICEBERG
+TBLPROPERTIES (
+  'format-version'='2',
+  'write.delete.mode'='merge-on-read',
+  'write.update.mode'='merge-on-read',
+  'write.merge.mode'='merge-on-read',
+  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'
+);
+
+-- 2. set identifier fields of 'orders__sd_migrating'
+ALTER TABLE `lake`.`sales`.`orders__sd_migrating` SET IDENTIFIER FIELDS `id`, `_fivetran_start`;
+
+-- 3. copy the rows of 'orders' into history table 'orders__sd_migrating'
+INSERT OVERWRITE TABLE `lake`.`sales`.`orders__sd_migrating`
+SELECT
+  `s`.`id`,
+  `s`.`amount`,
+  `s`.`n`,
+  `s`.`desc`,
+  `s`.`_fivetran_synced`,
+  CASE
+    WHEN COALESCE(`s`.`_fivetran_deleted`, FALSE)
+    THEN CAST('0001-01-01 00:00:00' AS TIMESTAMP)
+    ELSE `m`.`__sd_latest`
+  END AS `_fivetran_start`,
+  CASE
+    WHEN COALESCE(`s`.`_fivetran_deleted`, FALSE)
+    THEN CAST('0001-01-01 00:00:00' AS TIMESTAMP)
+    ELSE CAST('9999-12-31 23:59:59.999' AS TIMESTAMP)
+  END AS `_fivetran_end`,
+  NOT COALESCE(`s`.`_fivetran_deleted`, FALSE) AS `_fivetran_active`
+FROM `lake`.`sales`.`orders` AS `s`
+CROSS JOIN (
+  SELECT
+    COALESCE(MAX(`_fivetran_synced`), CURRENT_TIMESTAMP()) AS `__sd_latest`
+  FROM `lake`.`sales`.`orders`
+) AS `m`;
+
+-- 4. drop table 'orders'
+DROP TABLE IF EXISTS `lake`.`sales`.`orders`;
+
+-- 5. create table 'orders'
+CREATE TABLE `lake`.`sales`.`orders` (
+  `id` INT NOT NULL,
+  `amount` DECIMAL(10, 2),
+  `n` SMALLINT,
+  `desc` STRING,
+  `_fivetran_synced` TIMESTAMP,
+  `_fivetran_start` TIMESTAMP NOT NULL,
+  `_fivetran_end` TIMESTAMP,
+  `_fivetran_active` BOOLEAN
+)
+USING ICEBERG
+TBLPROPERTIES (
+  'format-version'='2',
+  'write.delete.mode'='merge-on-read',
+  'write.update.mode'='merge-on-read',
+  'write.merge.mode'='merge-on-read',
+  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'
+);
+
+-- 6. set identifier fields of 'orders'
+ALTER TABLE `lake`.`sales`.`orders` SET IDENTIFIER FIELDS `id`, `_fivetran_start`;
+
+-- 7. copy the rows of 'orders__sd_migrating' into 'orders'
+INSERT OVERWRITE TABLE `lake`.`sales`.`orders`
+SELECT
+  `id`,
+  `amount`,
+  `n`,
+  `desc`,
+  `_fivetran_synced`,
+  `_fivetran_start`,
+  `_fivetran_end`,
+  `_fivetran_active`
+FROM `lake`.`sales`.`orders__sd_migrating`;
+
+-- 8. drop table 'orders__sd_migrating'
+DROP TABLE IF EXISTS `lake`.`sales`.`orders__sd_migrating`;
