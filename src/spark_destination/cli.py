@@ -9,8 +9,12 @@ import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spark_destination.errors import DestinationError
+
+if TYPE_CHECKING:
+    from spark_destination.engine import Engine
 
 
 def _defaults(args: argparse.Namespace) -> dict[str, str]:
@@ -24,20 +28,18 @@ def _add_spark_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", help="default Spark master (default local[*])")
 
 
-def _engine(args: argparse.Namespace) -> object:
+def _engine(args: argparse.Namespace) -> Engine:
     from spark_destination.engine import Engine, SessionProvider
 
     return Engine(SessionProvider.embedded(), defaults=_defaults(args))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from spark_destination.engine import Engine
     from spark_destination.server import logs
     from spark_destination.server.app import serve
 
     logs.configure()
     engine = _engine(args)
-    assert isinstance(engine, Engine)
     if args.prewarm:
         engine.sessions.root(engine.config({}))
     serve(engine, host=args.host, port=args.port)
@@ -55,7 +57,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
     from spark_destination import replay as replay_module
-    from spark_destination.engine import Engine
     from spark_destination.server import logs
     from spark_destination.server.app import create_server
     from spark_destination.testing.client import connect
@@ -69,7 +70,6 @@ def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
             client = connect(args.address)
         else:
             engine = _engine(args)
-            assert isinstance(engine, Engine)
             server, port = create_server(engine, port=0)
             server.start()
             client = connect(f"127.0.0.1:{port}")

@@ -21,8 +21,8 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.csv as pa_csv  # type: ignore[import-untyped]
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 import zstandard
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes

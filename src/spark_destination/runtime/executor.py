@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from spark_destination.dialects import spark_iceberg
 from spark_destination.dialects.quoting import qualified
@@ -64,10 +64,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Spark error classes whose messages are safe and useful to pass on verbatim (they name tables
-# and columns, not values).
-_ERROR_CLASS = re.compile(r"\[([A-Z_]+(?:\.[A-Z_]+)?)\]")
-
 
 @dataclass(slots=True, kw_only=True)
 class Batch:
@@ -86,30 +82,15 @@ class Outcome:
 
 
 class Executor:
-    def __init__(
-        self,
-        session: SparkSession,
-        *,
-        transport: Transport | None = None,
-        _keeps_nullability: bool = False,
-    ) -> None:
+    def __init__(self, session: SparkSession, *, transport: Transport | None = None) -> None:
         self._session = session
         self._transport = transport
-        self._keeps_query_nullability = _keeps_nullability
 
     @property
     def session(self) -> SparkSession:
         return self._session
 
     def run(self, plan: Plan, batch: Batch | None = None) -> Outcome:
-        rewrite = next((op for op in plan.ops if isinstance(op, RewriteTableOp)), None)
-        if rewrite is not None and not self._keeps_query_nullability:
-            # The whole plan runs there: a session's catalog caches table metadata, and the
-            # steps after the rewrite must see the replaced table.
-            session = _nullability_keeping_session(self._session, rewrite.table.catalog)
-            return Executor(session, transport=self._transport, _keeps_nullability=True).run(
-                plan, batch
-            )
         batch = batch or Batch()
         outcome = Outcome()
         stager = Stager(self._session, self._transport)
@@ -159,6 +140,9 @@ class Executor:
                 | CopyRowsToHistoryOp()
                 | HistoryColumnChangeOp()
                 | KeepLatestVersionsOp()
+                | AlterColumnTypeOp()
+                | DropNotNullOp()
+                | RewriteTableOp()
             ):
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)
@@ -177,9 +161,6 @@ class Executor:
                         f"table {op.table.name!r} has active versions starting at {latest}, after "
                         f"the operation timestamp {op.operation_timestamp.isoformat()}"
                     )
-            case AlterColumnTypeOp() | DropNotNullOp() | RewriteTableOp():
-                assert statement.sql is not None
-                self.sql(statement.sql, what=statement.summary)
             case CheckConversionsOp():
                 assert statement.sql is not None
                 self._check_conversions(op, statement.sql)
@@ -205,7 +186,7 @@ class Executor:
         This is the one message that quotes a row value: the user must find it to fix it.
         """
         what = f"checking the stored values of {op.table.name!r}"
-        row = tuple(self.sql(sql, what=what)[0])  # type: ignore[arg-type]
+        row = self.sql(sql, what=what)[0]
         problems = []
         checks = conversion_checks(op)
         for index, change in enumerate(checks):
@@ -231,17 +212,17 @@ class Executor:
                 + "; the table was not changed"
             )
 
-    def _first(self, text: str, *, what: str) -> object:
+    def _first(self, text: str, *, what: str) -> Any:
         """The first column of the first row of a one-row query."""
-        row = self.sql(text, what=what)[0]
-        return tuple(row)[0]  # type: ignore[arg-type]
+        return self.sql(text, what=what)[0][0]
 
-    def sql(self, text: str, *, what: str) -> list[object]:
+    def sql(self, text: str, *, what: str) -> list[tuple[Any, ...]]:
+        """Run one statement; its rows as plain tuples."""
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         try:
-            return list(self._session.sql(text).collect())
+            return [tuple(row) for row in self._session.sql(text).collect()]
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
 
@@ -250,7 +231,7 @@ class Executor:
             return
         row = self.sql(sql, what=f"checking values staged in {op.view!r}")[0]
         problems = []
-        for column, first_bad in zip(check_columns(op), tuple(row), strict=True):  # type: ignore[arg-type]
+        for column, first_bad in zip(check_columns(op), row, strict=True):
             if column is None or first_bad is None:
                 continue
             file, line = staged.locate(int(first_bad))
@@ -297,7 +278,7 @@ class Executor:
         statement = render(DescribeOp(table=table))
         assert statement.sql is not None
         rows = self.sql(statement.sql, what=statement.summary)
-        return {str(r[0]): str(r[1]) for r in rows}  # type: ignore[index]
+        return {str(r[0]): str(r[1]) for r in rows}
 
 
 def _fivetran_type(column: Column) -> str:
@@ -307,35 +288,7 @@ def _fivetran_type(column: Column) -> str:
     return column.type.name
 
 
-# Iceberg's catalog option: CTAS / REPLACE TABLE AS SELECT keep the query's nullability, so a
-# rewrite keeps key columns required (identifier fields need that). Read when the catalog
-# loads, hence a dedicated session.
-_NULLABILITY_OPTION = "use-nullable-query-schema"
-
-
-def _nullability_keeping_session(session: SparkSession, catalog: str) -> SparkSession:
-    """A new session like ``session`` whose ``catalog`` keeps query nullability.
-
-    ``newSession`` starts from the SparkContext's settings only, so the catalog's settings and
-    the SQL settings changed at run time (e.g. a catalog registered for another warehouse)
-    are copied over.
-    """
-    child = session.newSession()
-    prefix = f"spark.sql.catalog.{catalog}"
-    for row in session.sql("SET").collect():
-        key, value = str(row[0]), str(row[1])
-        catalog_setting = key == prefix or key.startswith(prefix + ".")
-        changed_setting = session.conf.isModifiable(key) and child.conf.get(key, None) != value
-        if catalog_setting or changed_setting:
-            child.conf.set(key, value)
-    child.conf.set(f"{prefix}.{_NULLABILITY_OPTION}", "false")
-    return child
-
-
-def _type_text(column: object) -> str:
-    from spark_destination.model import Column
-
-    assert isinstance(column, Column)
+def _type_text(column: Column) -> str:
     return spark_iceberg.sql_type(column).sql(dialect="spark")
 
 

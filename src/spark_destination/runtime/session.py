@@ -193,6 +193,10 @@ def catalog_conf(name: str, warehouse: str) -> tuple[tuple[str, str], ...]:
     return (
         (f"{prefix}.type", "hadoop"),
         (f"{prefix}.warehouse", absolute_warehouse(warehouse)),
+        # REPLACE TABLE ... AS SELECT (the AlterTable rewrite) keeps the query's nullability,
+        # so key columns stay required, which identifier fields need. Iceberg's default makes
+        # every column of such a table nullable.
+        (f"{prefix}.use-nullable-query-schema", "false"),
         (prefix, ICEBERG_CATALOG_CLASS),
     )
 

@@ -35,6 +35,7 @@ from spark_destination.runtime.batch_files import read_batch_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 _ROW_OP = {
     FileKind.REPLACE: RowOp.UPSERT,
@@ -146,7 +147,7 @@ def duplicate_mask(table: pa.Table, key: Sequence[str]) -> pa.Array:
 
 
 def choose_transport(session: SparkSession) -> Transport:
-    master = session.sparkContext.master
+    master = session.sparkContext.master or ""
     if master.startswith("local") and TMPFS.is_dir() and os.access(TMPFS, os.W_OK):
         return Transport.TMPFS_PARQUET
     return Transport.ARROW
@@ -193,7 +194,7 @@ class Stager:
         self._dirs.clear()
 
 
-def _spark_schema(op: StageBatchOp) -> object:
+def _spark_schema(op: StageBatchOp) -> StructType:
     from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
     return StructType(
