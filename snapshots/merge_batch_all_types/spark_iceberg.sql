@@ -1,7 +1,12 @@
 MERGE INTO `lake`.`my-schema.v2`.`order ``items`` 2024` AS `t`
 USING (
   SELECT
-    CAST(`id` AS BIGINT) AS `id`,
+    CASE
+      WHEN `id` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+      OR `id` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+      THEN RAISE_ERROR('key column id is NULL')
+      ELSE CAST(`id` AS BIGINT)
+    END AS `id`,
     `flag`,
     `small`,
     `count`,
@@ -114,7 +119,12 @@ USING (
     END AS `__sd_op`
   FROM (
     SELECT
-      CAST(`id` AS BIGINT) AS `id`,
+      CASE
+        WHEN `id` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+        OR `id` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+        THEN RAISE_ERROR('key column id is NULL')
+        ELSE CAST(`id` AS BIGINT)
+      END AS `id`,
       `flag`,
       `small`,
       `count`,
@@ -176,6 +186,9 @@ WHEN MATCHED THEN UPDATE SET
     THEN `t`.`ratio`
     WHEN `s`.`ratio` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN ABS(TRY_CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
+    AND NOT LOWER(`s`.`ratio`) LIKE '%inf%'
+    THEN RAISE_ERROR('a value does not fit column ratio')
     ELSE CAST(`s`.`ratio` AS FLOAT)
   END,
   `t`.`score` = CASE
@@ -183,6 +196,9 @@ WHEN MATCHED THEN UPDATE SET
     THEN `t`.`score`
     WHEN `s`.`score` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN ABS(TRY_CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
+    AND NOT LOWER(`s`.`score`) LIKE '%inf%'
+    THEN RAISE_ERROR('a value does not fit column score')
     ELSE CAST(`s`.`score` AS DOUBLE)
   END,
   `t`.`day` = CASE
@@ -239,6 +255,8 @@ WHEN MATCHED THEN UPDATE SET
     THEN `t`.`at``time`
     WHEN `s`.`at``time` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN NOT `s`.`at``time` RLIKE '^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?$'
+    THEN RAISE_ERROR('a value does not fit column at`time')
     ELSE `s`.`at``time`
   END,
   `t`.`_fivetran_synced` = CASE
@@ -308,6 +326,9 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (
     THEN NULL
     WHEN `s`.`ratio` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN ABS(TRY_CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
+    AND NOT LOWER(`s`.`ratio`) LIKE '%inf%'
+    THEN RAISE_ERROR('a value does not fit column ratio')
     ELSE CAST(`s`.`ratio` AS FLOAT)
   END,
   CASE
@@ -315,6 +336,9 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (
     THEN NULL
     WHEN `s`.`score` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN ABS(TRY_CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
+    AND NOT LOWER(`s`.`score`) LIKE '%inf%'
+    THEN RAISE_ERROR('a value does not fit column score')
     ELSE CAST(`s`.`score` AS DOUBLE)
   END,
   CASE
@@ -371,6 +395,8 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (
     THEN NULL
     WHEN `s`.`at``time` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
+    WHEN NOT `s`.`at``time` RLIKE '^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?$'
+    THEN RAISE_ERROR('a value does not fit column at`time')
     ELSE `s`.`at``time`
   END,
   CASE

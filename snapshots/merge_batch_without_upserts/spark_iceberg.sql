@@ -1,8 +1,18 @@
 MERGE INTO `lake`.`sales`.`orders` AS `t`
 USING (
   SELECT
-    CAST(`id` AS INT) AS `id`,
-    `region` AS `region`,
+    CASE
+      WHEN `id` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+      OR `id` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+      THEN RAISE_ERROR('key column id is NULL')
+      ELSE CAST(`id` AS INT)
+    END AS `id`,
+    CASE
+      WHEN `region` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+      OR `region` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+      THEN RAISE_ERROR('key column region is NULL')
+      ELSE `region`
+    END AS `region`,
     `amount`,
     `note`,
     `_fivetran_synced`,
@@ -44,8 +54,18 @@ USING (
     END AS `__sd_op`
   FROM (
     SELECT
-      CAST(`id` AS INT) AS `id`,
-      `region` AS `region`,
+      CASE
+        WHEN `id` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+        OR `id` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+        THEN RAISE_ERROR('key column id is NULL')
+        ELSE CAST(`id` AS INT)
+      END AS `id`,
+      CASE
+        WHEN `region` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
+        OR `region` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+        THEN RAISE_ERROR('key column region is NULL')
+        ELSE `region`
+      END AS `region`,
       `amount`,
       `note`,
       `_fivetran_synced`,

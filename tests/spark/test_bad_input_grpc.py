@@ -144,3 +144,37 @@ def test_request_column_unknown_to_the_table_is_a_task(dest: Destination, lake: 
     response = dest.write("orders", wider, replace=[replace])
     assert outcome(response) == "task" and "'later'" in response.task.message
     assert by_id(lake, dest)[1]["note"] == "one"
+
+
+@pytest.mark.parametrize(
+    ("column_type", "bad_value"),
+    [("DOUBLE", "1e400"), ("FLOAT", "3.5E+38"), ("NAIVE_TIME", "25:61:00")],
+)
+def test_values_a_cast_would_accept_but_the_column_cannot_hold_are_refused(
+    column_type: str, bad_value: str, dest: Destination, lake: Lake
+) -> None:
+    """Spark turns 1e400 into Infinity and stores any text as a time: the MERGE must refuse."""
+    columns = [
+        column("id", "INT", pk=True),
+        column("v", column_type),
+        column("_fivetran_synced", "UTC_DATETIME"),
+    ]
+    header = [c.name for c in columns]
+    assert outcome(dest.create("measures", columns)) == "success"
+    good = "12:00:00" if column_type == "NAIVE_TIME" else "1.5"
+    assert (
+        outcome(
+            dest.write("measures", columns, replace=[dest.write_file(header, [["1", good, SYNC1]])])
+        )
+        == "success"
+    )
+    before = lake.rows(dest.schema, "measures")
+    bad = dest.write_file(header, [["2", good, SYNC2], ["1", bad_value, SYNC2]])
+    response = dest.write("measures", columns, replace=[bad])
+    assert outcome(response) == "task"
+    assert "'v'" in response.task.message and "data row 2" in response.task.message
+    assert bad_value not in response.task.message
+    assert lake.rows(dest.schema, "measures") == before
+    infinity = dest.write_file(header, [["3", "-Infinity", SYNC2]])
+    if column_type != "NAIVE_TIME":
+        assert outcome(dest.write("measures", columns, replace=[infinity])) == "success"

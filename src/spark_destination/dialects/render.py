@@ -137,7 +137,9 @@ def render(op: Op) -> Statement:
             files = ", ".join(f"{f.kind.value}:{f.path}" for f in op.files)
             return Statement(op=op, sql=None, summary=f"stage view {op.view!r} from [{files}]")
         case CheckValuesOp():
-            return _statement(op, _check_values(op), f"check values staged in {op.view!r}")
+            when = " (runs only if the next statement fails: names the bad value)"
+            summary = f"check values staged in {op.view!r}{when if op.deferred else ''}"
+            return _statement(op, _check_values(op), summary)
         case MergeBatchOp():
             return _statement(op, _merge_batch(op), f"merge batch into {op.table.name!r}")
         case MergeHistoryOp():
@@ -307,14 +309,42 @@ def _value(
     unmodified_string: str | None,
     unmodified: exp.Expr,
 ) -> exp.Expr:
-    """``unmodified`` for the unmodified sentinel, NULL for the null sentinel, else the value."""
+    """``unmodified`` for the unmodified sentinel, NULL for the null sentinel, else the value.
+
+    A value that cannot be stored fails the statement: the cast raises (ANSI mode), and text
+    a cast would accept but the column must refuse raises through ``RAISE_ERROR``.
+    """
     ifs = []
     if unmodified_string is not None:
         ifs.append(exp.If(this=_is(raw, unmodified_string), true=unmodified))
     if null_string is not None:
         ifs.append(exp.If(this=_is(raw, null_string), true=exp.Null()))
+    refused = spark_iceberg.unrepresentable(raw, column)
+    if refused is not None:
+        ifs.append(exp.If(this=refused, true=_raise(f"a value does not fit column {column.name}")))
     decoded = spark_iceberg.decode(raw, column)
     return exp.Case(ifs=ifs, default=decoded) if ifs else decoded
+
+
+def _raise(message: str) -> exp.Expr:
+    return exp.func("RAISE_ERROR", _text(message))
+
+
+def _key_value(column: Column, op: MergeBatchOp) -> exp.Expr:
+    """A key column's value; a sentinel in a key column fails the statement."""
+    raw = _col(column.name)
+    sentinels = [s for s in (op.null_string, op.unmodified_string) if s is not None]
+    if not sentinels:
+        return spark_iceberg.decode(raw, column)
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.or_(*(_is(raw, s) for s in sentinels)),
+                true=_raise(f"key column {column.name} is NULL"),
+            )
+        ],
+        default=spark_iceberg.decode(raw, column),
+    )
 
 
 def _merge_batch(op: MergeBatchOp) -> str:
@@ -322,7 +352,7 @@ def _merge_batch(op: MergeBatchOp) -> str:
     value_columns = [c for c in op.columns if c.name not in op.key]
     seq = _col(SEQ_COLUMN)
 
-    decoded = [_sql(_alias(spark_iceberg.decode(_col(c.name), c), c.name)) for c in key_columns] + [
+    decoded = [_sql(_alias(_key_value(c, op), c.name)) for c in key_columns] + [
         ident(c.name) for c in value_columns
     ]
 

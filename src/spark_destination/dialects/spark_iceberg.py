@@ -106,6 +106,32 @@ def decode(raw: exp.Expr, column: Column) -> exp.Expr:
     return exp.cast(raw.copy(), sql_type(column))
 
 
+def unrepresentable(raw: exp.Expr, column: Column) -> exp.Expr | None:
+    """A predicate true for text ``decode`` would accept without error but must refuse.
+
+    None for types where ``decode`` itself fails on every bad value (ANSI casts).
+    """
+    match column.type:
+        case DataType.NAIVE_TIME:
+            # Stored as text, so nothing else checks the format.
+            return exp.not_(
+                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN))
+            )
+        case DataType.FLOAT | DataType.DOUBLE:
+            # Spark turns an out-of-range number into +-Infinity without an error; only text
+            # that spells infinity may become infinity.
+            infinite = exp.EQ(
+                this=exp.Abs(this=_try_cast(raw, column)),
+                expression=exp.cast(exp.Literal.string("Infinity"), "DOUBLE"),
+            )
+            spelled = exp.Like(
+                this=exp.Lower(this=raw.copy()), expression=exp.Literal.string("%inf%")
+            )
+            return exp.and_(infinite, exp.not_(spelled))
+        case _:
+            return None
+
+
 def invalid(raw: exp.Expr, column: Column) -> exp.Expr | None:
     """A predicate true when ``raw`` (known not to be a sentinel) cannot be stored in ``column``.
 
@@ -115,24 +141,11 @@ def invalid(raw: exp.Expr, column: Column) -> exp.Expr | None:
         case DataType.STRING | DataType.XML | DataType.JSON | DataType.BINARY:
             return None
         case DataType.NAIVE_TIME:
-            return exp.not_(
-                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN))
-            )
+            return unrepresentable(raw, column)
         case DataType.FLOAT | DataType.DOUBLE:
-            # Spark turns an out-of-range number into +-Infinity without an error; only text
-            # that spells infinity may become infinity.
-            typed = _try_cast(raw, column)
-            infinite = exp.EQ(
-                this=exp.Abs(this=typed.copy()),
-                expression=exp.cast(exp.Literal.string("Infinity"), "DOUBLE"),
-            )
-            spelled = exp.Like(
-                this=exp.Lower(this=raw.copy()), expression=exp.Literal.string("%inf%")
-            )
-            return exp.or_(
-                exp.Is(this=typed, expression=exp.Null()),
-                exp.and_(infinite, exp.not_(spelled)),
-            )
+            refused = unrepresentable(raw, column)
+            assert refused is not None
+            return exp.or_(exp.Is(this=_try_cast(raw, column), expression=exp.Null()), refused)
         case (
             DataType.BOOLEAN
             | DataType.SHORT

@@ -107,6 +107,9 @@ class CheckValuesOp:
     # None when the producer set no sentinel: then no value is special.
     null_string: str | None
     unmodified_string: str | None
+    # True: run only if the next statement fails, to name the first bad value. The next
+    # statement must then refuse every value this check would (WriteBatch's MERGE does).
+    deferred: bool = False
     # Columns that must hold a real value (neither sentinel) on rows of the given operations,
     # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()

@@ -95,10 +95,23 @@ class Executor:
         outcome = Outcome()
         stager = Stager(self._session, self._transport)
         staged: dict[str, StagedBatch] = {}
+        deferred: tuple[CheckValuesOp, str] | None = None
         try:
             for statement in render_plan(plan):
+                if isinstance(statement.op, CheckValuesOp) and statement.op.deferred:
+                    assert statement.sql is not None
+                    deferred = (statement.op, statement.sql)
+                    continue
                 started = time.perf_counter()
-                self._step(statement, stager, staged, batch)
+                try:
+                    self._step(statement, stager, staged, batch)
+                except ExecutionError:
+                    if deferred is not None:
+                        # Name the first bad value (file, row, column) if that is what failed.
+                        check, sql = deferred
+                        self._check(check, sql, staged[check.view])
+                    raise
+                deferred = None
                 outcome.statements.append((statement.summary, time.perf_counter() - started))
             outcome.staged_rows = sum(s.rows for s in staged.values())
             return outcome
