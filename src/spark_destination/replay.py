@@ -282,8 +282,16 @@ def print_tables(
             continue
         frame = session.table(qualified(catalog, schema, name))
         order = list(described.key) or list(frame.columns)
-        # Quoted names: column names may hold dots or backticks.
-        rows = frame.orderBy(*[col(ident(c)) for c in order]).limit(limit).collect()
+        # Timestamps are shown as Spark's text: Python cannot hold every Iceberg timestamp
+        # (e.g. year 1, used as the minimum in history migrations). Quoted names: column
+        # names may hold dots or backticks.
+        shown = [
+            col(ident(f.name)).cast("string").alias(f.name)
+            if f.dataType.typeName() in ("timestamp", "timestamp_ntz")
+            else col(ident(f.name))
+            for f in frame.schema.fields
+        ]
+        rows = frame.orderBy(*[col(ident(c)) for c in order]).select(*shown).limit(limit).collect()
         total = frame.count()
         out.write(f"{schema}.{name} ({total} row{'s' if total != 1 else ''})\n")
         out.write(format_rows(frame.columns, [tuple(r) for r in rows]))
