@@ -3,6 +3,7 @@ stays exactly as it was (same rows, no new Iceberg snapshot), and the server kee
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,8 +101,9 @@ UNFIT = "12345678901.5"  # does not fit DECIMAL(10, 2)
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
-    name: str, dest: Destination, lake: Lake
+    name: str, dest: Destination, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO)
     seed(dest, [["1", "1.00", "one", SYNC1, "false"], ["2", "2.00", "two", SYNC1, "false"]])
     rows_before = by_id(lake, dest)
     snapshots_before = lake.snapshot_count(dest.schema, "orders")
@@ -111,6 +113,13 @@ def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
     assert outcome(response) == "task", name
     assert expected in response.task.message, response.task.message
     assert SECRET not in response.task.message
+    # The failure is logged (as a WARNING naming the table), without row values or keys.
+    assert any(
+        "WriteBatch" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records
+    )
+    assert SECRET not in caplog.text
+    keys = [key for _path, key in files.get("replace", []) + files.get("update", []) if key]
+    assert not any(key.hex() in caplog.text for key in keys)
     assert by_id(lake, dest) == rows_before
     assert lake.snapshot_count(dest.schema, "orders") == snapshots_before
     # The server keeps serving: a good batch right after succeeds.
