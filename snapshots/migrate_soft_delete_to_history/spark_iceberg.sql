@@ -1,39 +1,26 @@
--- 1. create table 'orders__sd_migrating'
-CREATE TABLE `lake`.`sales`.`orders__sd_migrating` (
-  `id` INT NOT NULL,
-  `amount` DECIMAL(10, 2),
-  `n` SMALLINT,
-  `desc` STRING,
-  `_fivetran_synced` TIMESTAMP,
-  `_fivetran_start` TIMESTAMP NOT NULL,
-  `_fivetran_end` TIMESTAMP,
-  `_fivetran_active` BOOLEAN
-)
+-- 1. rewrite 'orders' as a history-mode table
+CREATE OR REPLACE TABLE `lake`.`sales`.`orders`
 USING ICEBERG
 TBLPROPERTIES (
   'format-version'='2',
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
-  'write.merge.mode'='merge-on-read',
-  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'
-);
-
--- 2. set identifier fields of 'orders__sd_migrating'
-ALTER TABLE `lake`.`sales`.`orders__sd_migrating` SET IDENTIFIER FIELDS `id`, `_fivetran_start`;
-
--- 3. copy the rows of 'orders' into history table 'orders__sd_migrating'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders__sd_migrating`
+  'write.merge.mode'='merge-on-read'
+) AS
 SELECT
   `s`.`id`,
   `s`.`amount`,
   `s`.`n`,
   `s`.`desc`,
   `s`.`_fivetran_synced`,
-  CASE
-    WHEN COALESCE(`s`.`_fivetran_deleted`, FALSE)
-    THEN CAST('0001-01-01 00:00:00' AS TIMESTAMP)
-    ELSE `m`.`__sd_latest`
-  END AS `_fivetran_start`,
+  COALESCE(
+    CASE
+      WHEN COALESCE(`s`.`_fivetran_deleted`, FALSE)
+      THEN CAST('0001-01-01 00:00:00' AS TIMESTAMP)
+      ELSE `m`.`__sd_latest`
+    END,
+    CAST(0 AS TIMESTAMP)
+  ) AS `_fivetran_start`,
   CASE
     WHEN COALESCE(`s`.`_fivetran_deleted`, FALSE)
     THEN CAST('0001-01-01 00:00:00' AS TIMESTAMP)
@@ -47,44 +34,20 @@ CROSS JOIN (
   FROM `lake`.`sales`.`orders`
 ) AS `m`;
 
--- 4. drop table 'orders'
-DROP TABLE IF EXISTS `lake`.`sales`.`orders`;
-
--- 5. create table 'orders'
-CREATE TABLE `lake`.`sales`.`orders` (
-  `id` INT NOT NULL,
-  `amount` DECIMAL(10, 2),
-  `n` SMALLINT,
-  `desc` STRING,
-  `_fivetran_synced` TIMESTAMP,
-  `_fivetran_start` TIMESTAMP NOT NULL,
-  `_fivetran_end` TIMESTAMP,
-  `_fivetran_active` BOOLEAN
-)
-USING ICEBERG
-TBLPROPERTIES (
-  'format-version'='2',
-  'write.delete.mode'='merge-on-read',
-  'write.update.mode'='merge-on-read',
-  'write.merge.mode'='merge-on-read',
-  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'
-);
-
--- 6. set identifier fields of 'orders'
+-- 2. set identifier fields of 'orders'
 ALTER TABLE `lake`.`sales`.`orders` SET IDENTIFIER FIELDS `id`, `_fivetran_start`;
 
--- 7. copy the rows of 'orders__sd_migrating' into 'orders'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders`
-SELECT
-  `id`,
-  `amount`,
-  `n`,
-  `desc`,
-  `_fivetran_synced`,
-  `_fivetran_start`,
-  `_fivetran_end`,
-  `_fivetran_active`
-FROM `lake`.`sales`.`orders__sd_migrating`;
+-- 3. make column '_fivetran_end' of 'orders' nullable
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `_fivetran_end` DROP NOT NULL;
 
--- 8. drop table 'orders__sd_migrating'
-DROP TABLE IF EXISTS `lake`.`sales`.`orders__sd_migrating`;
+-- 4. make column '_fivetran_active' of 'orders' nullable
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `_fivetran_active` DROP NOT NULL;
+
+-- 5. set properties of 'orders'
+ALTER TABLE `lake`.`sales`.`orders`
+  SET 
+  TBLPROPERTIES (
+    'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'
+  );

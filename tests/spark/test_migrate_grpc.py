@@ -318,7 +318,6 @@ def test_sync_modes_migration_script(
         (2, latest, TMAX_TEXT, True),
         (3, TMIN, TMIN, False),
     ]
-    assert dest.describe("transaction__sd_migrating").WhichOneof("response") == "not_found"
     assert [(r["id"], r[ACTIVE], r["end"]) for r in timeline(lake, dest, "plain")] == [
         (1, True, TMAX_TEXT)
     ]
@@ -467,17 +466,49 @@ def test_interrupted_migrations_converge_when_retried(
         (2, 6, 9),
     ]
 
-    # SOFT_DELETE_TO_HISTORY: the table is dropped, then re-creating it fails.
+    # SOFT_DELETE_TO_HISTORY is one REPLACE TABLE ... AS SELECT (one commit), then the
+    # identifier fields, the nullability of _fivetran_end/_fivetran_active and the metadata.
     sync = pb.TableSyncModeMigrationOperation(
         type=pb.SOFT_DELETE_TO_HISTORY, soft_deleted_column=DELETED
     )
-    failed = fail_once(monkeypatch, "create table 'u'")
+    # The rewrite fails: the table is as it was.
+    snapshots = lake.snapshot_count(dest.schema, "u")
+    before = (described(dest, "u"), lake.rows(dest.schema, "u", order_by="id"))
+    failed = fail_once(monkeypatch, "rewrite 'u'")
     assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "task"
-    assert failed and dest.describe("u").WhichOneof("response") == "not_found"
+    assert failed and (described(dest, "u"), lake.rows(dest.schema, "u", order_by="id")) == before
+    monkeypatch.undo()
+    # The rewrite is committed, then the next step fails: the table holds the history rows
+    # (never missing or empty), DescribeTable does not show the new key yet.
+    failed = fail_once(monkeypatch, "set identifier fields of 'u'")
+    assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "task"
+    assert failed
+    assert [(c, pk) for c, _, pk in described(dest, "u")] == [
+        ("id", True),
+        ("n", False),
+        (SYNCED, False),
+        ("d", False),
+        (START, False),
+        (END, False),
+        (ACTIVE, False),
+    ]
+    assert [(r["id"], r[ACTIVE]) for r in timeline(lake, dest, "u")] == [(1, True), (2, False)]
+    assert lake.snapshot_count(dest.schema, "u") == snapshots + 1  # the rewrite: one commit
     monkeypatch.undo()
     assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "success"
     assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "success"
-    assert dest.describe("u__sd_migrating").WhichOneof("response") == "not_found"
+    assert lake.snapshot_count(dest.schema, "u") == snapshots + 1  # not rewritten again
+    fields = lake.session.newSession().table(f"{lake.catalog}.{dest.schema}.u").schema.fields
+    # Required exactly as in a history table CreateTable makes: the key.
+    assert {f.name: f.nullable for f in fields} == {
+        "id": False,
+        "n": True,
+        SYNCED: True,
+        "d": True,
+        START: False,
+        END: True,
+        ACTIVE: True,
+    }
     assert [c for c, _, pk in described(dest, "u") if pk] == ["id", START]
     rows = timeline(lake, dest, "u")
     assert [(r["id"], r["n"], r["start"], r[ACTIVE]) for r in rows] == [

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from spark_destination.dialects import spark_iceberg
 from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
 from spark_destination.model import Column, DataType, Table
 from spark_destination.planner import metadata
@@ -18,16 +19,19 @@ from spark_destination.planner.ir import (
     CopyRowsToHistoryOp,
     CreateTableOp,
     DropColumnsOp,
+    DropNotNullOp,
     DropTableOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
     Plan,
     RenameColumnOp,
+    RewriteToHistoryOp,
     SetColumnValueOp,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
+    TableRef,
 )
-from spark_destination.planner.migrate import migrate_tables, plan_migrate, shadow_name
+from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.requests import (
     AddColumnInHistoryMode,
     AddColumnWithDefaultValue,
@@ -71,6 +75,9 @@ HISTORY = Table(
 )
 
 
+HISTORY_REF = TableRef(catalog="lake", schema="s", name="t")
+
+
 def request(operation: MigrationOperation, table: str = "t") -> MigrateRequest:
     return MigrateRequest(schema="s", table=table, operation=operation)
 
@@ -98,10 +105,7 @@ def test_tables_each_operation_needs() -> None:
     assert migrate_tables(request(DropTable())) == ("t",)
     assert migrate_tables(request(CopyTable(from_table="a", to_table="b"))) == ("a", "b")
     assert migrate_tables(request(RenameTable(from_table="", to_table="b"))) == ("t", "b")
-    assert migrate_tables(request(sync(SyncModeMigrationType.SOFT_DELETE_TO_HISTORY))) == (
-        "t",
-        shadow_name("t"),
-    )
+    assert migrate_tables(request(sync(SyncModeMigrationType.SOFT_DELETE_TO_HISTORY))) == ("t",)
     assert migrate_tables(request(sync(SyncModeMigrationType.HISTORY_TO_SOFT_DELETE))) == ("t",)
 
 
@@ -264,40 +268,80 @@ def test_copy_table_to_history_mode_drops_the_soft_delete_column() -> None:
         plan(CopyTableToHistoryMode(from_table="t", to_table="h"), t=HISTORY)
 
 
-def test_soft_delete_to_history_resumes_from_every_state() -> None:
+def test_soft_delete_to_history_rewrites_the_table_in_one_commit() -> None:
     operation = sync(SyncModeMigrationType.SOFT_DELETE_TO_HISTORY)
-    shadow = Table(
-        name=shadow_name("t"),
-        columns=tuple(c for c in HISTORY.columns),
+    rewrite, ident, end, active, meta = plan(operation, t=SOFT).ops
+    ref = HISTORY_REF
+    assert rewrite == RewriteToHistoryOp(
+        table=ref,
+        columns=SOFT.columns[:3],  # the soft-delete column is dropped
+        deleted="_fivetran_deleted",
+        synced="_fivetran_synced",
+        start="_fivetran_start",
+        end="_fivetran_end",
+        active="_fivetran_active",
+        properties=spark_iceberg.TABLE_PROPERTIES,
     )
-    full = plan(operation, t=SOFT)
-    assert kinds(full) == [
-        CreateTableOp,
+    assert ident == SetIdentifierFieldsOp(table=ref, columns=("id", "_fivetran_start"))
+    assert (end, active) == (
+        DropNotNullOp(table=ref, column="_fivetran_end"),
+        DropNotNullOp(table=ref, column="_fivetran_active"),
+    )
+    # The metadata comes last: DescribeTable shows the history key only once all is done.
+    assert tuple(stored(meta).values()) == HISTORY.columns
+    # No such column in the table: every row is active, nothing is dropped.
+    absent = plan(
+        TableSyncModeMigration(
+            type=SyncModeMigrationType.SOFT_DELETE_TO_HISTORY, soft_deleted_column="x"
+        ),
+        t=SOFT,
+    ).ops[0]
+    assert isinstance(absent, RewriteToHistoryOp)
+    assert absent.deleted is None and absent.columns == SOFT.columns
+
+
+def test_soft_delete_to_history_resumes_after_the_rewrite() -> None:
+    operation = sync(SyncModeMigrationType.SOFT_DELETE_TO_HISTORY)
+    # Rewritten, metadata not yet written: DescribeTable knows the old key only, and the new
+    # columns by their physical types.
+    rewritten = Table(
+        name="t",
+        columns=tuple(
+            Column(name=c.name, type=c.type, primary_key=c.name == "id") for c in HISTORY.columns
+        ),
+    )
+    assert kinds(plan(operation, t=rewritten)) == [
         SetIdentifierFieldsOp,
-        CopyRowsToHistoryOp,  # into the shadow
-        DropTableOp,
-        CreateTableOp,
-        SetIdentifierFieldsOp,
-        CopyRowsOp,  # back into the table
-        DropTableOp,  # the shadow
+        DropNotNullOp,
+        DropNotNullOp,
+        SetPropertiesOp,
     ]
-    assert full.ops[0].table.name == shadow_name("t")  # type: ignore[union-attr]
-    assert kinds(plan(operation, t=SOFT, **{shadow_name("t"): shadow}))[:2] == [
-        SetIdentifierFieldsOp,
-        CopyRowsToHistoryOp,
-    ]
-    assert kinds(plan(operation, **{shadow_name("t"): shadow})) == [
-        CreateTableOp,
-        SetIdentifierFieldsOp,
-        CopyRowsOp,
-        DropTableOp,
-    ]
-    assert kinds(plan(operation, t=HISTORY, **{shadow_name("t"): shadow})) == [
-        SetIdentifierFieldsOp,
-        CopyRowsOp,
-        DropTableOp,
-    ]
+    ident, *_, meta = plan(operation, t=rewritten).ops
+    assert ident == SetIdentifierFieldsOp(table=HISTORY_REF, columns=("id", "_fivetran_start"))
+    assert tuple(stored(meta).values()) == HISTORY.columns
+    # Done: nothing left (the metadata names _fivetran_start as a key column).
     assert plan(operation, t=HISTORY).noop_reason is not None
+
+
+def test_soft_delete_to_history_refuses_mixed_tables() -> None:
+    operation = sync(SyncModeMigrationType.SOFT_DELETE_TO_HISTORY)
+    partial = Table(name="t", columns=(*SOFT.columns, HISTORY.columns[-1]))
+    with pytest.raises(InvalidRequestError, match="already has column"):
+        plan(operation, t=partial)
+    both = Table(
+        name="t",
+        columns=tuple(
+            Column(name=c.name, type=c.type, primary_key=c.name == "id")
+            for c in (*HISTORY.columns, SOFT.columns[-1])
+        ),
+    )
+    with pytest.raises(InvalidRequestError, match="neither"):
+        plan(operation, t=both)
+    keyed = TableSyncModeMigration(
+        type=SyncModeMigrationType.SOFT_DELETE_TO_HISTORY, soft_deleted_column="id"
+    )
+    with pytest.raises(InvalidRequestError, match="primary key"):
+        plan(keyed, t=SOFT)
 
 
 def test_history_to_soft_delete_in_place_and_after_an_interruption() -> None:

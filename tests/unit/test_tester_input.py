@@ -120,6 +120,7 @@ def test_samples_are_shipped_in_name_order() -> None:
         "02_next_sync.json",
         "03_truncate_missing.json",
         "04_history.json",
+        "05_schema_changes.json",
     ]
 
 
@@ -765,8 +766,10 @@ def test_replay_samples_through_the_fake(
     fake: tuple[FakeServicer, DestinationClient], tmp_path: Path
 ) -> None:
     servicer, client = fake
+    # The syncs of 01-04 (05 is schema migrations, checked in test_migrate_grpc).
+    four = ("01_basic.json", "02_next_sync.json", "03_truncate_missing.json", "04_history.json")
     report = replay(
-        list(SAMPLES.values()),
+        [SAMPLES[name] for name in four],
         client=client,
         configuration=CONFIG,
         workdir=tmp_path / "work",

@@ -27,7 +27,7 @@ from spark_destination.dialects.quoting import (
     timestamp_literal,
 )
 from spark_destination.errors import RenderError
-from spark_destination.model import Column
+from spark_destination.model import Column, DataType
 from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
@@ -56,6 +56,7 @@ from spark_destination.planner.ir import (
     Plan,
     RenameColumnOp,
     RewriteTableOp,
+    RewriteToHistoryOp,
     RowOp,
     SetColumnValueOp,
     SetIdentifierFieldsOp,
@@ -143,9 +144,7 @@ def render(op: Op) -> Statement:
         case MergeBatchOp():
             return _statement(op, _merge_batch(op), f"merge batch into {op.table.name!r}")
         case MergeHistoryOp():
-            return _statement(
-                op, _merge_history(op), f"merge history batch into {op.table.name!r}"
-            )
+            return _statement(op, _merge_history(op), f"merge history batch into {op.table.name!r}")
         case TruncateOp():
             return _statement(op, _truncate(op), f"truncate {op.table.name!r}")
         case DescribeOp():
@@ -162,6 +161,7 @@ def render(op: Op) -> Statement:
             | CopyRowsToHistoryOp()
             | HistoryColumnChangeOp()
             | KeepLatestVersionsOp()
+            | RewriteToHistoryOp()
         ):
             return _migrate_sql(op)
         case (
@@ -550,9 +550,7 @@ def _merge_history(op: MergeHistoryOp) -> str:
 
     # 2. Per key: the earliest start of the batch and the (latest) delete timestamp.
     def _min_start(*ops: RowOp) -> exp.Expression:
-        return exp.Min(
-            this=exp.Case(ifs=[exp.If(this=_op_is(*ops), true=_col(start.name))])
-        )
+        return exp.Min(this=exp.Case(ifs=[exp.If(this=_op_is(*ops), true=_col(start.name))]))
 
     earliest_expr = exp.func(
         "LEAST", _min_start(RowOp.EARLIEST_START), _min_start(RowOp.UPDATE, RowOp.UPSERT)
@@ -578,9 +576,7 @@ def _merge_history(op: MergeHistoryOp) -> str:
     ]
     survives_expr = exp.or_(
         exp.Is(this=_col(_H_EARLIEST, _H_KEYS_ALIAS), expression=exp.Null()),
-        exp.LT(
-            this=_col(start.name, TARGET_ALIAS), expression=_col(_H_EARLIEST, _H_KEYS_ALIAS)
-        ),
+        exp.LT(this=_col(start.name, TARGET_ALIAS), expression=_col(_H_EARLIEST, _H_KEYS_ALIAS)),
     )
 
     # 4. New versions and, before them, each key's newest surviving version (the fill base).
@@ -663,9 +659,7 @@ def _merge_history(op: MergeHistoryOp) -> str:
             exp.or_(
                 b_active.copy(),
                 exp.and_(
-                    exp.EQ(
-                        this=_col(_H_RANK, _H_BEFORE_ALIAS), expression=exp.Literal.number(1)
-                    ),
+                    exp.EQ(this=_col(_H_RANK, _H_BEFORE_ALIAS), expression=exp.Literal.number(1)),
                     exp.GTE(this=_col(op.end, _H_BEFORE_ALIAS), expression=b_earliest.copy()),
                 ),
             ),
@@ -741,7 +735,11 @@ def _merge_history(op: MergeHistoryOp) -> str:
 # --- Migrate --------------------------------------------------------------------------------
 
 # Fivetran's history-mode bounds: first versions of soft-deleted rows start and end at the
-# minimum, active versions end at the maximum (reference: "Switching to history mode").
+# minimum, active versions end at the maximum (reference: "Switching to history mode" names
+# 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z for destinations other than MySQL).
+# PySpark's collect() cannot return the minimum as a Python datetime (TimestampType.fromInternal
+# calls datetime.fromtimestamp, which raises "year 0 is out of range" for it, even in UTC); the
+# destination never reads such a value back into Python, so the documented value is kept.
 HISTORY_MIN_TIMESTAMP: Final = "0001-01-01 00:00:00"
 HISTORY_MAX_TIMESTAMP: Final = "9999-12-31 23:59:59.999"
 _M_ACTION: Final = "__sd_action"
@@ -780,7 +778,8 @@ def _migrate_sql(
     | CopyRowsOp
     | CopyRowsToHistoryOp
     | HistoryColumnChangeOp
-    | KeepLatestVersionsOp,
+    | KeepLatestVersionsOp
+    | RewriteToHistoryOp,
 ) -> Statement:
     match op:
         case DropTableOp():
@@ -803,9 +802,7 @@ def _migrate_sql(
                 ts=timestamp_literal(op.operation_timestamp),
                 alias=ident(_M_LATEST),
             )
-            return _statement(
-                op, sql, f"check no active version of {op.table.name!r} starts later"
-            )
+            return _statement(op, sql, f"check no active version of {op.table.name!r} starts later")
         case RenameColumnOp():
             sql = _template(
                 "rename_column",
@@ -853,32 +850,41 @@ def _migrate_sql(
             return _statement(
                 op,
                 _history_column_change(op),
-                f"record the change of column {op.column.name!r} as history of "
-                f"{op.table.name!r}",
+                f"record the change of column {op.column.name!r} as history of {op.table.name!r}",
             )
         case KeepLatestVersionsOp():
             summary = f"keep the latest version per key of {op.table.name!r}"
             return _statement(op, _keep_latest_versions(op), summary)
+        case RewriteToHistoryOp():
+            summary = f"rewrite {op.table.name!r} as a history-mode table"
+            return _statement(op, _rewrite_to_history(op), summary)
         case _:
             assert_never(op)
 
 
-def _copy_rows_to_history(op: CopyRowsToHistoryOp) -> str:
+def _history_values(
+    deleted: str | None, synced: str | None
+) -> tuple[exp.Expr, exp.Expr, exp.Expr, exp.Expr]:
+    """The first-version history values of a soft-delete row aliased ``SOURCE_ALIAS``, with the
+    table's latest sync time as ``_M_LATEST`` of a one-row relation aliased ``_M_LATEST_ALIAS``:
+    (that latest value, start, end, active)."""
     latest: exp.Expr = exp.CurrentTimestamp()
-    if op.synced is not None:
-        latest = exp.Coalesce(
-            this=exp.Max(this=_col(op.synced)), expressions=[exp.CurrentTimestamp()]
-        )
-    m_latest = _col(_M_LATEST, _M_LATEST_ALIAS)
-    start: exp.Expr = m_latest
+    if synced is not None:
+        latest = exp.Coalesce(this=exp.Max(this=_col(synced)), expressions=[exp.CurrentTimestamp()])
+    start: exp.Expr = _col(_M_LATEST, _M_LATEST_ALIAS)
     end: exp.Expr = _timestamp_text(HISTORY_MAX_TIMESTAMP)
     active: exp.Expr = exp.true()
-    if op.deleted is not None:
-        deleted = exp.Coalesce(this=_col(op.deleted, SOURCE_ALIAS), expressions=[exp.false()])
+    if deleted is not None:
+        is_deleted = exp.Coalesce(this=_col(deleted, SOURCE_ALIAS), expressions=[exp.false()])
         minimum = _timestamp_text(HISTORY_MIN_TIMESTAMP)
-        start = exp.Case(ifs=[exp.If(this=deleted.copy(), true=minimum.copy())], default=start)
-        end = exp.Case(ifs=[exp.If(this=deleted.copy(), true=minimum.copy())], default=end)
-        active = exp.not_(deleted.copy())
+        start = exp.Case(ifs=[exp.If(this=is_deleted.copy(), true=minimum.copy())], default=start)
+        end = exp.Case(ifs=[exp.If(this=is_deleted.copy(), true=minimum.copy())], default=end)
+        active = exp.not_(is_deleted.copy())
+    return latest, start, end, active
+
+
+def _copy_rows_to_history(op: CopyRowsToHistoryOp) -> str:
+    latest, start, end, active = _history_values(op.deleted, op.synced)
     return _template(
         "copy_rows_to_history",
         target=_table(op.target),
@@ -886,6 +892,31 @@ def _copy_rows_to_history(op: CopyRowsToHistoryOp) -> str:
         s=ident(SOURCE_ALIAS),
         m=ident(_M_LATEST_ALIAS),
         columns=[_sql(_col(c, SOURCE_ALIAS)) for c in op.columns],
+        start=ident(op.start),
+        end=ident(op.end),
+        active=ident(op.active),
+        start_value=_sql(start),
+        end_value=_sql(end),
+        active_value=_sql(active),
+        latest=ident(_M_LATEST),
+        latest_value=_sql(latest),
+    )
+
+
+def _rewrite_to_history(op: RewriteToHistoryOp) -> str:
+    latest, start, end, active = _history_values(op.deleted, op.synced)
+    # The key gains ``start``: an identifier field must be NOT NULL, and the runtime keeps the
+    # query's nullability (the fallback is never used: every branch of ``start`` is non-NULL).
+    start = spark_iceberg.non_null(
+        start, Column(name=op.start, type=DataType.UTC_DATETIME, primary_key=True)
+    )
+    return _template(
+        "rewrite_to_history",
+        table=_table(op.table),
+        properties=_properties(op.properties),
+        select=[_sql(_col(c.name, SOURCE_ALIAS)) for c in op.columns],
+        s=ident(SOURCE_ALIAS),
+        m=ident(_M_LATEST_ALIAS),
         start=ident(op.start),
         end=ident(op.end),
         active=ident(op.active),
@@ -962,9 +993,7 @@ def _keep_latest_versions(op: KeepLatestVersionsOp) -> str:
             for name in key_and_start
         )
     )
-    deleted = exp.not_(
-        exp.Coalesce(this=_col(op.active, SOURCE_ALIAS), expressions=[exp.false()])
-    )
+    deleted = exp.not_(exp.Coalesce(this=_col(op.active, SOURCE_ALIAS), expressions=[exp.false()]))
     return _template(
         "keep_latest_versions",
         table=_table(op.table),
@@ -976,9 +1005,7 @@ def _keep_latest_versions(op: KeepLatestVersionsOp) -> str:
         rank=ident(_M_RANK),
         on=_sql(on),
         source_rank=_sql(_col(_M_RANK, SOURCE_ALIAS)),
-        deleted_assignment=_sql(
-            exp.EQ(this=_col(op.deleted, TARGET_ALIAS), expression=deleted)
-        ),
+        deleted_assignment=_sql(exp.EQ(this=_col(op.deleted, TARGET_ALIAS), expression=deleted)),
     )
 
 

@@ -375,6 +375,29 @@ class RewriteTableOp:
     properties: tuple[tuple[str, str], ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewriteToHistoryOp:
+    """Switch a soft-delete table to history mode in one atomic Iceberg commit, the way
+    ``RewriteTableOp`` rewrites a table: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t``.
+
+    The new table has ``columns`` (kept as they are, key columns stay NOT NULL) followed by
+    ``start`` (NOT NULL), ``end`` and ``active`` with the values of ``CopyRowsToHistoryOp``
+    computed from the table's own rows; every other column (``deleted``) is dropped. Iceberg
+    keeps the table's other properties and snapshot history and drops the identifier fields
+    (set them again afterwards). ``end`` and ``active`` come out NOT NULL: the runtime keeps the
+    query's nullability, so the plan relaxes them afterwards.
+    """
+
+    table: TableRef
+    columns: tuple[Column, ...]
+    deleted: str | None
+    synced: str | None
+    start: str
+    end: str
+    active: str
+    properties: tuple[tuple[str, str], ...]
+
+
 Op = (
     CreateNamespaceOp
     | CreateTableOp
@@ -402,6 +425,7 @@ Op = (
     | CheckConversionsOp
     | CheckUniqueKeyOp
     | RewriteTableOp
+    | RewriteToHistoryOp
 )
 
 

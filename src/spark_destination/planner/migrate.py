@@ -13,11 +13,24 @@ Every operation is all-or-nothing or converges when retried:
 * The Hadoop catalog cannot rename tables, so ``rename_table`` is create + ``INSERT
   OVERWRITE`` + drop of the source: a target with the source's columns is taken for an
   interrupted earlier attempt and overwritten; a missing source with an existing target means
-  the rename is done. ``SOFT_DELETE_TO_HISTORY`` needs ``_fivetran_start`` as a NOT NULL
-  identifier field, which Iceberg cannot add to an existing table, so the table is rebuilt
-  through a shadow table (``<table>__sd_migrating``): copy-to-history into the shadow, drop
-  and re-create the table, copy back, drop the shadow. Which of those steps remain follows
-  from which of the two tables exist and in what shape.
+  the rename is done. ``copy_table_to_history_mode`` creates its (new) target the same way and
+  fills it with one ``INSERT OVERWRITE``.
+* ``SOFT_DELETE_TO_HISTORY`` rewrites the table in place in ONE Iceberg commit, like an
+  AlterTable rewrite: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t``
+  (``RewriteToHistoryOp``) drops the soft-delete column and appends ``_fivetran_start`` (NOT
+  NULL), ``_fivetran_end`` and ``_fivetran_active`` with the values of "Switching to history
+  mode": soft-deleted rows get ``active = false`` and ``start = end = 0001-01-01T00:00:00Z``
+  (Fivetran's minimum for destinations other than MySQL); the others (all rows when the table
+  has no such column) ``active = true``, ``start`` = the table's ``MAX(_fivetran_synced)``
+  (now when it has no such column or no rows) and ``end = 9999-12-31T23:59:59.999Z``. Readers
+  see the soft-delete table or the history table, never a missing or empty one. Then the
+  identifier fields (key + ``_fivetran_start``; REPLACE TABLE drops them) are set, the other
+  history columns made nullable (the catalog keeps the query's nullability, and a history
+  table CreateTable makes has them nullable) and, last, the column metadata is written. Until
+  then DescribeTable does not list ``_fivetran_start`` as a key column, so a retry sees a table
+  with the history columns, without the soft-delete column and without the new key: it skips
+  the rewrite and repeats the (idempotent) remaining steps. A table whose metadata has
+  ``_fivetran_start`` in the key is done.
 """
 
 from __future__ import annotations
@@ -49,12 +62,14 @@ from spark_destination.planner.ir import (
     CopyRowsToHistoryOp,
     CreateTableOp,
     DropColumnsOp,
+    DropNotNullOp,
     DropTableOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
     Op,
     Plan,
     RenameColumnOp,
+    RewriteToHistoryOp,
     SetColumnValueOp,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
@@ -77,16 +92,11 @@ from spark_destination.requests import (
     UpdateColumnValue,
 )
 
-SHADOW_SUFFIX: Final = "__sd_migrating"
 HISTORY_COLUMNS: Final = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
 # The tester sends the literal "NULL" for set_column_to_null; "" means no value either.
 NULL_VALUES: Final = frozenset({"", "NULL"})
 
 Tables = Mapping[str, Table | None]
-
-
-def shadow_name(table: str) -> str:
-    return f"{table}{SHADOW_SUFFIX}"
 
 
 def migrate_tables(request: MigrateRequest) -> tuple[str, ...]:
@@ -95,8 +105,6 @@ def migrate_tables(request: MigrateRequest) -> tuple[str, ...]:
     match op:
         case CopyTable() | RenameTable() | CopyTableToHistoryMode():
             return tuple(dict.fromkeys((op.from_table or request.table, op.to_table)))
-        case TableSyncModeMigration(type=SyncModeMigrationType.SOFT_DELETE_TO_HISTORY):
-            return (request.table, shadow_name(request.table))
         case _:
             return (request.table,)
 
@@ -372,7 +380,7 @@ def _rename_table(request: MigrateRequest, op: RenameTable, tables: Tables, cata
 def history_columns(table: Table, deleted: str) -> tuple[Column, ...]:
     """The columns of ``table`` switched to history mode: the soft-delete column goes, the
     three history columns come last and ``_fivetran_start`` joins the primary key."""
-    kept = tuple(c for c in table.columns if c.name != deleted)
+    kept = tuple(c for c in table.columns if c.name != deleted and c.name not in HISTORY_COLUMNS)
     return (
         *kept,
         Column(name=HISTORY_START, type=DataType.UTC_DATETIME, primary_key=True),
@@ -386,6 +394,7 @@ def _to_history(
 ) -> list[Op]:
     if _is_history(source):
         raise InvalidRequestError(f"table {source.name!r} is already a history-mode table")
+    _no_history_columns(source)
     present = deleted if deleted and source.column(deleted) is not None else None
     columns = history_columns(source, present or "")
     rows = CopyRowsToHistoryOp(
@@ -399,6 +408,17 @@ def _to_history(
         active=HISTORY_ACTIVE,
     )
     return _fill(target_ref, target, columns, rows)
+
+
+def _no_history_columns(table: Table) -> None:
+    """A table that is not in history mode must not hold some of the history columns: the
+    switch adds all three."""
+    present = [c for c in HISTORY_COLUMNS if table.column(c) is not None]
+    if present:
+        raise InvalidRequestError(
+            f"table {table.name!r} is not a history-mode table but already has column(s) "
+            + ", ".join(repr(c) for c in present)
+        )
 
 
 def _copy_table_to_history(
@@ -535,37 +555,52 @@ def _soft_delete_to_history(
     request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
 ) -> Plan:
     ref = table_ref(catalog, request.schema, request.table)
-    shadow_ref = table_ref(catalog, request.schema, shadow_name(request.table))
-    table, shadow = tables.get(request.table), tables.get(shadow_ref.name)
+    table = _require(request, tables.get(request.table))
     deleted = op.soft_deleted_column or DELETED
-    if table is not None and not _is_history(table):
-        # Build the history version in the shadow, then replace the table with it.
-        ops = _to_history(table, ref, shadow_ref, shadow, deleted)
-        columns = history_columns(table, deleted if table.column(deleted) else "")
-        ops.append(DropTableOp(table=ref))
-        ops += _fill(ref, None, columns, _copy(shadow_ref, ref, columns))
-        ops.append(DropTableOp(table=shadow_ref))
-        return Plan(ops=tuple(ops))
-    if shadow is None:
-        if table is None:
-            _require(request, table)
+    if not _is_history(table):
+        _no_history_columns(table)
+        deleted_column = table.column(deleted)
+        if deleted_column is not None and deleted_column.primary_key:
+            raise InvalidRequestError(
+                f"column {deleted!r} of {table.name!r} is part of the primary key; it cannot be "
+                "the soft-delete column"
+            )
+        columns = history_columns(table, deleted)
+        rewrite = RewriteToHistoryOp(
+            table=ref,
+            columns=tuple(c for c in table.columns if c.name != deleted),
+            deleted=deleted if deleted_column is not None else None,
+            synced=SYNCED if table.column(SYNCED) is not None else None,
+            start=HISTORY_START,
+            end=HISTORY_END,
+            active=HISTORY_ACTIVE,
+            properties=spark_iceberg.TABLE_PROPERTIES,
+        )
+        return Plan(ops=(rewrite, *_finish_history(ref, columns)))
+    start = table.column(HISTORY_START)
+    assert start is not None
+    if start.primary_key:
         return Plan(ops=(), noop_reason=f"{request.table!r} is already a history-mode table")
-    # An earlier attempt built the shadow and dropped (or re-created) the table: finish.
-    if not _is_history(shadow):
+    if table.column(deleted) is not None:
         raise InvalidRequestError(
-            f"table {shadow_ref.name!r} (left by an interrupted migration) is not a history-mode "
-            "table; drop it and retry"
+            f"table {table.name!r} has the history columns and the soft-delete column "
+            f"{deleted!r}; it is neither a soft-delete nor a history-mode table"
         )
-    return Plan(
-        ops=(
-            *_fill(ref, table, shadow.columns, _copy(shadow_ref, ref, shadow.columns)),
-            DropTableOp(table=shadow_ref),
-        )
-    )
+    # The rewrite (one commit) is done and the column metadata is not: an earlier attempt failed
+    # in between. Repeat the remaining steps; each is idempotent.
+    return Plan(ops=tuple(_finish_history(ref, history_columns(table, ""))))
 
 
-def _copy(source: TableRef, target: TableRef, columns: Sequence[Column]) -> CopyRowsOp:
-    return CopyRowsOp(source=source, target=target, columns=tuple(c.name for c in columns))
+def _finish_history(ref: TableRef, columns: Sequence[Column]) -> list[Op]:
+    """After ``RewriteToHistoryOp``: the key with ``_fivetran_start`` as identifier fields, the
+    other history columns nullable as in a table CreateTable made, then (last, see the module
+    docstring) the column metadata."""
+    return [
+        SetIdentifierFieldsOp(table=ref, columns=_key(columns)),
+        DropNotNullOp(table=ref, column=HISTORY_END),
+        DropNotNullOp(table=ref, column=HISTORY_ACTIVE),
+        _metadata(ref, columns),
+    ]
 
 
 def _history_to_soft_delete(

@@ -50,6 +50,7 @@ from spark_destination.planner.ir import (
     Plan,
     RenameColumnOp,
     RewriteTableOp,
+    RewriteToHistoryOp,
     SetColumnValueOp,
     SetIdentifierFieldsOp,
     SetPropertiesOp,
@@ -156,6 +157,7 @@ class Executor:
                 | AlterColumnTypeOp()
                 | DropNotNullOp()
                 | RewriteTableOp()
+                | RewriteToHistoryOp()
             ):
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)
