@@ -21,7 +21,7 @@ from spark_destination.config import DestinationConfig, parse_config
 from spark_destination.errors import ConfigurationError
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
-from spark_destination.planner.ir import Plan, TableRef
+from spark_destination.planner.ir import ListNamespacesOp, Plan, TableRef
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
@@ -186,10 +186,12 @@ class Engine:
                 raise ConfigurationError(f"cannot create warehouse {location}: {exc}") from None
             if not os.access(location, os.W_OK):
                 raise ConfigurationError(f"warehouse {location} is not writable")
-        session = self._sessions.for_request(config)
-        # Loading the catalog validates its settings; a one-row job proves executors run.
-        session.catalog.setCurrentCatalog(config.catalog)
-        session.range(1).count()
+        executor = self._executor(config)
+        # Loading the catalog validates its settings and reads the warehouse; a one-row job
+        # proves executors run. (The catalog API's setCurrentCatalog is not used: called from
+        # a gRPC worker thread it resolves catalogs against another session's settings.)
+        executor.run(Plan(ops=(ListNamespacesOp(catalog=config.catalog),)))
+        executor.session.range(1).count()
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest

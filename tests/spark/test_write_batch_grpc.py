@@ -335,3 +335,24 @@ def test_history_batch_and_migrate_answer_clearly(dest: Destination) -> None:
     assert "table name is empty" in history.task.message
     migrate = dest.stub.Migrate(pb.MigrateRequest())
     assert migrate.WhichOneof("response") == "unsupported"
+
+
+def test_configuration_form_tests_and_capabilities(dest: Destination) -> None:
+    from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+    from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+
+    form = dest.stub.ConfigurationForm(common.ConfigurationFormRequest())
+    assert {f.name for f in form.fields} >= {"warehouse", "catalog", "spark_master"}
+    for test in form.tests:
+        response = dest.stub.Test(common.TestRequest(name=test.name, configuration={}))
+        assert response.WhichOneof("response") == "success", (test.name, response)
+    bad = dest.stub.Test(
+        common.TestRequest(name="configuration", configuration={"jar_source": "ftp"})
+    )
+    assert bad.WhichOneof("response") == "failure" and "jar_source" in bad.failure
+    other_jvm = dest.stub.Test(
+        common.TestRequest(name="warehouse", configuration={"spark_master": "local[3]"})
+    )
+    assert other_jvm.WhichOneof("response") == "failure" and "master" in other_jvm.failure
+    capabilities = dest.stub.Capabilities(pb.CapabilitiesRequest())
+    assert capabilities.batch_file_format == pb.CSV

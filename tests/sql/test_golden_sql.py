@@ -22,6 +22,7 @@ from spark_destination.planner.ir import (
     CreateNamespaceOp,
     CreateTableOp,
     DescribeOp,
+    ListNamespacesOp,
     MergeBatchOp,
     Op,
     SetIdentifierFieldsOp,
@@ -87,6 +88,7 @@ CASES: dict[str, Op] = {
         table=TABLE, properties=((metadata.PROPERTY, metadata.encode(ORDERS)),)
     ),
     "describe_properties": DescribeOp(table=ODD_TABLE),
+    "list_namespaces": ListNamespacesOp(catalog="lake"),
     "check_values": CheckValuesOp(
         view="sd_batch", columns=ALL_TYPES, key=("id",), null_string=NULL, unmodified_string=UNMOD
     ),

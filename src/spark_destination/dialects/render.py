@@ -50,6 +50,7 @@ from spark_destination.planner.ir import (
     DropTableOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
+    ListNamespacesOp,
     MergeBatchOp,
     MergeHistoryOp,
     Op,
@@ -150,6 +151,9 @@ def render(op: Op) -> Statement:
         case DescribeOp():
             sql = _template("show_properties", table=_table(op.table))
             return _statement(op, sql, f"read properties of {op.table.name!r}", command=True)
+        case ListNamespacesOp():
+            sql = _template("show_namespaces", catalog=ident(op.catalog))
+            return _statement(op, sql, f"list namespaces of catalog {op.catalog!r}", command=True)
         case (
             DropTableOp()
             | CheckLiteralOp()

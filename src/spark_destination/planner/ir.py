@@ -187,6 +187,13 @@ class DescribeOp:
     table: TableRef
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListNamespacesOp:
+    """Read-only: list a catalog's namespaces (proves the catalog loads and its warehouse reads)."""
+
+    catalog: str
+
+
 # --- Migrate ------------------------------------------------------------------------------
 
 
@@ -410,6 +417,7 @@ Op = (
     | MergeHistoryOp
     | TruncateOp
     | DescribeOp
+    | ListNamespacesOp
     | DropTableOp
     | CheckLiteralOp
     | CheckHistoryStartOp

@@ -45,6 +45,7 @@ from spark_destination.planner.ir import (
     DropTableOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
+    ListNamespacesOp,
     MergeBatchOp,
     MergeHistoryOp,
     Plan,
@@ -192,6 +193,9 @@ class Executor:
                     )
             case DescribeOp():
                 pass  # read-only: answered by describe()
+            case ListNamespacesOp():
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
             case _:
                 assert_never(op)
 
