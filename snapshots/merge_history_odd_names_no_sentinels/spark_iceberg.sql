@@ -13,41 +13,7 @@ USING (
       `__sd_op`,
       `__sd_seq`
     FROM `sd_batch`
-  ), `__sd_keys` AS (
-    SELECT
-      `id`,
-      `region`,
-      LEAST(
-        MIN(CASE WHEN `__sd_op` IN ('earliest_start') THEN `_fivetran_start` END),
-        MIN(CASE WHEN `__sd_op` IN ('update', 'upsert') THEN `_fivetran_start` END)
-      ) AS `__sd_earliest`,
-      MAX(CASE WHEN `__sd_op` IN ('delete') THEN ELEMENT_AT(`_fivetran_end`, 1) END) AS `__sd_deleted_at`
-    FROM `__sd_rows`
-    GROUP BY
-      `id`,
-      `region`
-  ), `__sd_before` AS (
-    SELECT
-      *,
-      ROW_NUMBER() OVER (PARTITION BY `id`, `region`, `__sd_survives` ORDER BY `_fivetran_start` DESC) AS `__sd_rank`
-    FROM (
-      SELECT
-        `t`.`id`,
-        `t`.`region`,
-        `t`.`_fivetran_start`,
-        `t`.`amount`,
-        `t`.`note``s`,
-        `t`.`_fivetran_end`,
-        `t`.`_fivetran_active`,
-        `t`.`_fivetran_synced`,
-        `k`.`__sd_earliest`,
-        `k`.`__sd_deleted_at`,
-        `k`.`__sd_earliest` IS NULL OR `t`.`_fivetran_start` < `k`.`__sd_earliest` AS `__sd_survives`
-      FROM `lake`.`my-schema.v2`.`order ``items`` history` AS `t`
-      INNER JOIN `__sd_keys` AS `k`
-        ON `t`.`id` = `k`.`id` AND `t`.`region` = `k`.`region`
-    ) AS `b`
-  ), `__sd_versions` AS (
+  ), `__sd_all` AS (
     SELECT
       `id`,
       `region`,
@@ -57,11 +23,10 @@ USING (
       `_fivetran_end`,
       `_fivetran_active`,
       `_fivetran_synced`,
-      1 AS `__sd_order`,
-      `__sd_seq`
+      `__sd_op`,
+      `__sd_seq`,
+      CASE WHEN `__sd_op` IN ('update', 'upsert') THEN 1 ELSE 2 END AS `__sd_order`
     FROM `__sd_rows`
-    WHERE
-      `__sd_op` IN ('update', 'upsert')
     UNION ALL
     SELECT
       `id`,
@@ -72,18 +37,75 @@ USING (
       ARRAY(`_fivetran_end`) AS `_fivetran_end`,
       ARRAY(`_fivetran_active`) AS `_fivetran_active`,
       ARRAY(`_fivetran_synced`) AS `_fivetran_synced`,
-      0 AS `__sd_order`,
-      -1 AS `__sd_seq`
-    FROM `__sd_before`
+      NULL AS `__sd_op`,
+      -1 AS `__sd_seq`,
+      0 AS `__sd_order`
+    FROM `lake`.`my-schema.v2`.`order ``items`` history`
     WHERE
-      `__sd_survives` AND `__sd_rank` = 1
+      (`id`, `region`) IN (
+        SELECT
+          `id`,
+          `region`
+        FROM `__sd_rows`
+      )
+  ), `__sd_windowed` AS (
+    SELECT
+      *,
+      LEAST(
+        MIN(CASE WHEN `__sd_op` IN ('earliest_start') THEN `_fivetran_start` END) OVER (
+          PARTITION BY `id`, `region`
+          ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+        ),
+        MIN(CASE WHEN `__sd_op` IN ('update', 'upsert') THEN `_fivetran_start` END) OVER (
+          PARTITION BY `id`, `region`
+          ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+          ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+        )
+      ) AS `__sd_earliest`,
+      MAX(CASE WHEN `__sd_op` IN ('delete') THEN ELEMENT_AT(`_fivetran_end`, 1) END) OVER (
+        PARTITION BY `id`, `region`
+        ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+      ) AS `__sd_deleted_at`,
+      ROW_NUMBER() OVER (
+        PARTITION BY `id`, `region`
+        ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+      ) AS `__sd_pos`,
+      LEAD(`__sd_order`, 1, -1) OVER (
+        PARTITION BY `id`, `region`
+        ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+      ) AS `__sd_next_order`,
+      LEAD(`_fivetran_start`) OVER (
+        PARTITION BY `id`, `region`
+        ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+      ) AS `__sd_next_start`
+    FROM `__sd_all`
+  ), `__sd_based` AS (
+    SELECT
+      *,
+      `__sd_earliest` IS NULL OR `_fivetran_start` < `__sd_earliest` AS `__sd_survives`,
+      MAX(
+        CASE
+          WHEN `__sd_order` = 0
+          AND (
+            `__sd_earliest` IS NULL OR `_fivetran_start` < `__sd_earliest`
+          )
+          THEN `__sd_pos`
+        END
+      ) OVER (
+        PARTITION BY `id`, `region`
+        ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
+        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+      ) AS `__sd_base`
+    FROM `__sd_windowed`
   ), `__sd_filled` AS (
     SELECT
       `id`,
       `region`,
       `_fivetran_start`,
       ELEMENT_AT(
-        LAST(`amount`) IGNORE NULLS OVER (
+        LAST(CASE WHEN `__sd_order` = 1 OR `__sd_pos` = `__sd_base` THEN `amount` END) IGNORE NULLS OVER (
           PARTITION BY `id`, `region`
           ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -91,7 +113,7 @@ USING (
         1
       ) AS `amount`,
       ELEMENT_AT(
-        LAST(`note``s`) IGNORE NULLS OVER (
+        LAST(CASE WHEN `__sd_order` = 1 OR `__sd_pos` = `__sd_base` THEN `note``s` END) IGNORE NULLS OVER (
           PARTITION BY `id`, `region`
           ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -99,7 +121,7 @@ USING (
         1
       ) AS `note``s`,
       ELEMENT_AT(
-        LAST(`_fivetran_end`) IGNORE NULLS OVER (
+        LAST(CASE WHEN `__sd_order` = 1 OR `__sd_pos` = `__sd_base` THEN `_fivetran_end` END) IGNORE NULLS OVER (
           PARTITION BY `id`, `region`
           ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -107,7 +129,9 @@ USING (
         1
       ) AS `_fivetran_end`,
       ELEMENT_AT(
-        LAST(`_fivetran_active`) IGNORE NULLS OVER (
+        LAST(
+          CASE WHEN `__sd_order` = 1 OR `__sd_pos` = `__sd_base` THEN `_fivetran_active` END
+        ) IGNORE NULLS OVER (
           PARTITION BY `id`, `region`
           ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -115,71 +139,85 @@ USING (
         1
       ) AS `_fivetran_active`,
       ELEMENT_AT(
-        LAST(`_fivetran_synced`) IGNORE NULLS OVER (
+        LAST(
+          CASE WHEN `__sd_order` = 1 OR `__sd_pos` = `__sd_base` THEN `_fivetran_synced` END
+        ) IGNORE NULLS OVER (
           PARTITION BY `id`, `region`
           ORDER BY `__sd_order` NULLS LAST, `_fivetran_start` NULLS LAST, `__sd_seq` NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ),
         1
       ) AS `_fivetran_synced`,
+      ELEMENT_AT(`_fivetran_end`, 1) AS `__sd_stored__fivetran_end`,
+      ELEMENT_AT(`_fivetran_active`, 1) AS `__sd_stored__fivetran_active`,
       `__sd_order`,
-      ROW_NUMBER() OVER (PARTITION BY `id`, `region`, `_fivetran_start` ORDER BY `__sd_seq` DESC) AS `__sd_dup`
-    FROM `__sd_versions`
+      `__sd_earliest`,
+      `__sd_deleted_at`,
+      `__sd_survives`,
+      `__sd_pos`,
+      `__sd_base`,
+      `__sd_order` = 1
+      AND NOT (
+        `__sd_next_order` = 1 AND `__sd_next_start` = `_fivetran_start`
+      ) AS `__sd_last`
+    FROM `__sd_based`
   )
   SELECT
-    `f`.`id`,
-    `f`.`region`,
-    `f`.`_fivetran_start`,
-    `f`.`amount` AS `amount`,
-    `f`.`note``s` AS `note``s`,
+    `id`,
+    `region`,
+    `_fivetran_start`,
+    CASE WHEN `__sd_order` = 1 THEN `amount` ELSE NULL END AS `amount`,
+    CASE WHEN `__sd_order` = 1 THEN `note``s` ELSE NULL END AS `note``s`,
     CASE
-      WHEN NOT `k`.`__sd_deleted_at` IS NULL AND `f`.`_fivetran_active`
-      THEN `k`.`__sd_deleted_at`
-      ELSE `f`.`_fivetran_end`
+      WHEN `__sd_order` = 1
+      THEN CASE
+        WHEN NOT `__sd_deleted_at` IS NULL AND `_fivetran_active`
+        THEN `__sd_deleted_at`
+        ELSE `_fivetran_end`
+      END
+      ELSE CASE
+        WHEN NOT `__sd_earliest` IS NULL
+        THEN `__sd_earliest` - INTERVAL '1' MILLISECOND
+        ELSE `__sd_deleted_at`
+      END
     END AS `_fivetran_end`,
     CASE
-      WHEN NOT `k`.`__sd_deleted_at` IS NULL
-      THEN FALSE
-      ELSE `f`.`_fivetran_active`
+      WHEN `__sd_order` = 1
+      THEN CASE WHEN NOT `__sd_deleted_at` IS NULL THEN FALSE ELSE `_fivetran_active` END
+      ELSE FALSE
     END AS `_fivetran_active`,
-    `f`.`_fivetran_synced` AS `_fivetran_synced`,
-    'insert' AS `__sd_action`
-  FROM `__sd_filled` AS `f`
-  INNER JOIN `__sd_keys` AS `k`
-    ON `f`.`id` = `k`.`id` AND `f`.`region` = `k`.`region`
-  WHERE
-    `f`.`__sd_order` = 1 AND `f`.`__sd_dup` = 1
-  UNION ALL
-  SELECT
-    `b`.`id`,
-    `b`.`region`,
-    `b`.`_fivetran_start`,
-    NULL AS `amount`,
-    NULL AS `note``s`,
+    CASE WHEN `__sd_order` = 1 THEN `_fivetran_synced` ELSE NULL END AS `_fivetran_synced`,
     CASE
-      WHEN NOT `b`.`__sd_earliest` IS NULL
-      THEN `b`.`__sd_earliest` - INTERVAL '1' MILLISECOND
-      ELSE `b`.`__sd_deleted_at`
-    END AS `_fivetran_end`,
-    FALSE AS `_fivetran_active`,
-    NULL AS `_fivetran_synced`,
-    CASE WHEN `b`.`__sd_survives` THEN 'close' ELSE 'delete' END AS `__sd_action`
-  FROM `__sd_before` AS `b`
+      WHEN `__sd_order` = 1
+      THEN 'insert'
+      WHEN `__sd_survives`
+      THEN 'close'
+      ELSE 'delete'
+    END AS `__sd_action`
+  FROM `__sd_filled`
   WHERE
-    NOT `b`.`__sd_survives`
-    OR (
-      NOT `b`.`__sd_earliest` IS NULL
-      AND (
-        `b`.`_fivetran_active`
-        OR (
-          `b`.`__sd_rank` = 1 AND `b`.`_fivetran_end` >= `b`.`__sd_earliest`
-        )
-      )
+    (
+      `__sd_order` = 1 AND `__sd_last`
     )
     OR (
-      `b`.`__sd_earliest` IS NULL
-      AND NOT `b`.`__sd_deleted_at` IS NULL
-      AND `b`.`_fivetran_active`
+      `__sd_order` = 0
+      AND (
+        NOT `__sd_survives`
+        OR (
+          NOT `__sd_earliest` IS NULL
+          AND (
+            `__sd_stored__fivetran_active`
+            OR (
+              `__sd_pos` = `__sd_base` AND `__sd_stored__fivetran_end` >= `__sd_earliest`
+            )
+          )
+        )
+        OR (
+          `__sd_earliest` IS NULL
+          AND NOT `__sd_deleted_at` IS NULL
+          AND `__sd_stored__fivetran_active`
+        )
+      )
     )
 ) AS `s`
 ON (

@@ -270,3 +270,35 @@ def test_bad_history_input_is_a_clear_task_and_leaves_the_table_unchanged(
 
     assert table_state(lake, dest, "hist", ["col1", "col2"]) == state
     assert lake.snapshot_count(dest.schema, "hist") == snapshots
+
+
+def test_repeated_key_and_start_keeps_the_later_row_and_fills_from_the_earlier_one(
+    dest: Destination, lake: Lake
+) -> None:
+    """Rows of one key and start in a batch: the later staged row wins, and its unmodified
+    columns carry the earlier row's values; a batch without earliest-start file ends each
+    key's rows with a new version (nothing after it in window order)."""
+    columns = history_columns(column("c1", "STRING"), column("c2", "INT"))
+    header = [c.name for c in columns]
+    ok(dest.create("hist_dup", columns))
+    # The table's own MERGE distribution mode is respected (no session override).
+    lake.session.newSession().sql(
+        f"ALTER TABLE `{lake.catalog}`.`{dest.schema}`.`hist_dup` "
+        "SET TBLPROPERTIES ('write.merge.distribution-mode' = 'hash')"
+    )
+    ok(write_history(dest, "hist_dup", columns, replace=[dest.write_file(header, [
+        ["1", "A", "1", T1, TMAX, "true", S100],
+        ["2", "P", "5", T1, TMAX, "true", S100],
+    ])]))
+    update = dest.write_file(header, [
+        ["1", "B", UNMOD, T2, TMAX, "true", S101],
+        ["1", UNMOD, "3", T2, TMAX, "true", S103],   # same key and start: this one wins
+        ["2", UNMOD, UNMOD, T2, TMAX, "true", S103],
+    ])
+    ok(write_history(dest, "hist_dup", columns, update=[update]))
+    assert table_state(lake, dest, "hist_dup", ["c1", "c2"]) == {
+        (1, "A", 1, ts(T1), minus_ms(T2), False, ts(S100)),
+        (1, "B", 3, ts(T2), ts(TMAX), True, ts(S103)),
+        (2, "P", 5, ts(T1), minus_ms(T2), False, ts(S100)),
+        (2, "P", 5, ts(T2), ts(TMAX), True, ts(S103)),
+    }

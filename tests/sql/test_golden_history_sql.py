@@ -97,6 +97,9 @@ def test_history_sql_is_stable_under_parse_back(case: str) -> None:
 def test_history_merge_closes_one_millisecond_before_the_earliest_start() -> None:
     sql = render(CASES["merge_history"]).sql
     assert sql is not None
-    assert "`b`.`__sd_earliest` - INTERVAL '1' MILLISECOND" in sql
-    # The earliest/delete matches never use _fivetran_start as part of the key.
-    assert "ON `t`.`id` = `k`.`id` AND `t`.`region` = `k`.`region`" in sql
+    assert "THEN `__sd_earliest` - INTERVAL '1' MILLISECOND" in sql
+    # The earliest/delete matches never use _fivetran_start as part of the key: the stored
+    # versions are those of the batch's keys, windowed per key.
+    assert "(`id`, `region`) IN (" in sql
+    assert "PARTITION BY `id`, `region`\n" in sql
+    assert "PARTITION BY `id`, `region`, `_fivetran_start`" not in sql

@@ -482,20 +482,26 @@ def _truncate(op: TruncateOp) -> str:
 # Names used inside the history MERGE source; the ``__sd_`` prefix cannot collide with
 # Fivetran columns.
 _H_ROWS: Final = "__sd_rows"
-_H_KEYS: Final = "__sd_keys"
-_H_BEFORE: Final = "__sd_before"
-_H_VERSIONS: Final = "__sd_versions"
+_H_ALL: Final = "__sd_all"
+_H_WINDOWED: Final = "__sd_windowed"
+_H_BASED: Final = "__sd_based"
 _H_FILLED: Final = "__sd_filled"
 _H_EARLIEST: Final = "__sd_earliest"
 _H_DELETED_AT: Final = "__sd_deleted_at"
 _H_SURVIVES: Final = "__sd_survives"
-_H_RANK: Final = "__sd_rank"
 _H_ORDER: Final = "__sd_order"
-_H_DUP: Final = "__sd_dup"
+_H_POS: Final = "__sd_pos"
+_H_BASE: Final = "__sd_base"
+_H_NEXT_ORDER: Final = "__sd_next_order"
+_H_NEXT_START: Final = "__sd_next_start"
+_H_LAST: Final = "__sd_last"
+_H_STORED: Final = "__sd_stored_"
 _H_ACTION: Final = "__sd_action"
-_H_KEYS_ALIAS: Final = "k"
-_H_FILLED_ALIAS: Final = "f"
-_H_BEFORE_ALIAS: Final = "b"
+# ``__sd_order`` of a row in the windowed source: stored versions first, then the batch's
+# update/upsert rows (new versions), then its earliest-start and delete rows.
+_H_STORED_ORDER: Final = 0
+_H_VERSION_ORDER: Final = 1
+_H_OTHER_ORDER: Final = 2
 _ACTION_INSERT: Final = "insert"
 _ACTION_CLOSE: Final = "close"
 _ACTION_DELETE: Final = "delete"
@@ -514,13 +520,21 @@ def _keys_equal(columns: list[Column], left: str, right: str) -> exp.Condition:
 
 
 def _merge_history(op: MergeHistoryOp) -> str:
-    """The SCD type 2 MERGE described on ``MergeHistoryOp``."""
+    """The SCD type 2 MERGE described on ``MergeHistoryOp``.
+
+    The staged rows and the stored versions of their keys are put in one relation and windowed
+    per key in (``__sd_order``, start, seq) order: every per-key value (earliest start, delete
+    time, newest surviving version, the fill of unmodified columns, the last of repeated
+    versions) comes out of that one sort, so the table is read once for the source (and once
+    by the MERGE itself) and no per-key aggregate has to be joined back.
+    """
     by_name = {c.name: c for c in op.columns}
     key_columns = [c for c in op.columns if c.name in op.key]
     start = by_name[op.start]
     # Columns whose value a version carries (and an update may leave unmodified).
     value_columns = [c for c in op.columns if c.name not in op.key and c.name != op.start]
-    seq = _col(SEQ_COLUMN)
+    order = _col(_H_ORDER)
+    key_partition = [_col(c.name) for c in key_columns]
 
     # 1. The staged rows with keys and start typed, every other column as a one-element array
     #    of its typed value, NULL when unmodified (so a genuine NULL is not "unmodified").
@@ -552,127 +566,195 @@ def _merge_history(op: MergeHistoryOp) -> str:
             )
         rows_select.append(_sql(_alias(wrapped, column.name)))
 
-    # 2. Per key: the earliest start of the batch and the (latest) delete timestamp.
+    # 2. Batch rows and the stored versions of the batch's keys (values wrapped the same way).
+    row_columns = [ident(c.name) for c in (*key_columns, start, *value_columns)]
+    row_order = exp.Case(
+        ifs=[
+            exp.If(
+                this=_op_is(RowOp.UPDATE, RowOp.UPSERT),
+                true=exp.Literal.number(_H_VERSION_ORDER),
+            )
+        ],
+        default=exp.Literal.number(_H_OTHER_ORDER),
+    )
+    stored_columns = [ident(c.name) for c in (*key_columns, start)] + [
+        _sql(_alias(exp.Array(expressions=[_col(c.name)]), c.name)) for c in value_columns
+    ]
+
+    # 3. Per key (whole-partition frames): the earliest start of the batch and the (latest)
+    #    delete timestamp; per row its position and the next row's order and start.
+    window_order = exp.Order(
+        expressions=[exp.Ordered(this=order.copy()), exp.Ordered(this=_col(start.name))]
+        + [exp.Ordered(this=_col(SEQ_COLUMN))]
+    )
+
+    def _over(this: exp.Expr, frame: str | None) -> exp.Window:
+        spec = None
+        if frame is not None:
+            spec = exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end=frame)
+            if frame == "UNBOUNDED":
+                spec.set("end_side", "FOLLOWING")
+        return exp.Window(
+            this=this,
+            partition_by=[c.copy() for c in key_partition],
+            order=window_order.copy(),
+            spec=spec,
+            over="OVER",
+        )
+
+    def _whole(this: exp.Expression) -> exp.Window:
+        return _over(this, "UNBOUNDED")
+
     def _min_start(*ops: RowOp) -> exp.Expression:
-        return exp.Min(this=exp.Case(ifs=[exp.If(this=_op_is(*ops), true=_col(start.name))]))
+        return _whole(
+            exp.Min(this=exp.Case(ifs=[exp.If(this=_op_is(*ops), true=_col(start.name))]))
+        )
 
     earliest_expr = exp.func(
         "LEAST", _min_start(RowOp.EARLIEST_START), _min_start(RowOp.UPDATE, RowOp.UPSERT)
     )
-    deleted_expr = exp.Max(
-        this=exp.Case(
-            ifs=[
-                exp.If(
-                    this=_op_is(RowOp.DELETE),
-                    true=exp.func("ELEMENT_AT", _col(op.end), exp.Literal.number(1)),
-                )
-            ]
+    deleted_expr = _whole(
+        exp.Max(
+            this=exp.Case(
+                ifs=[
+                    exp.If(
+                        this=_op_is(RowOp.DELETE),
+                        true=exp.func("ELEMENT_AT", _col(op.end), exp.Literal.number(1)),
+                    )
+                ]
+            )
+        )
+    )
+    position_expr = _over(exp.func("ROW_NUMBER"), None)
+    next_order_expr = _over(
+        exp.func("LEAD", order.copy(), exp.Literal.number(1), exp.Literal.number(-1)), None
+    )
+    next_start_expr = _over(exp.func("LEAD", _col(start.name)), None)
+
+    # 4. A stored version survives if it starts before the key's earliest start; the newest
+    #    surviving one (the last in window order) is the fill base.
+    earliest = _col(_H_EARLIEST)
+    survives_expr = exp.or_(
+        exp.Is(this=earliest.copy(), expression=exp.Null()),
+        exp.LT(this=_col(start.name), expression=earliest.copy()),
+    )
+    is_stored = exp.EQ(this=order.copy(), expression=exp.Literal.number(_H_STORED_ORDER))
+    base_expr = _whole(
+        exp.Max(
+            this=exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.and_(is_stored.copy(), exp.paren(survives_expr.copy())),
+                        true=_col(_H_POS),
+                    )
+                ]
+            )
         )
     )
 
-    # 3. The existing versions of the affected keys, as they are before this request.
-    before_select = [
-        _sql(_col(c.name, TARGET_ALIAS)) for c in (*key_columns, start, *value_columns)
-    ]
-    before_select += [
-        _sql(_col(_H_EARLIEST, _H_KEYS_ALIAS)),
-        _sql(_col(_H_DELETED_AT, _H_KEYS_ALIAS)),
-    ]
-    survives_expr = exp.or_(
-        exp.Is(this=_col(_H_EARLIEST, _H_KEYS_ALIAS), expression=exp.Null()),
-        exp.LT(this=_col(start.name, TARGET_ALIAS), expression=_col(_H_EARLIEST, _H_KEYS_ALIAS)),
-    )
-
-    # 4. New versions and, before them, each key's newest surviving version (the fill base).
-    version_columns = [ident(c.name) for c in (*key_columns, start, *value_columns)]
-    base_columns = [ident(c.name) for c in (*key_columns, start)] + [
-        _sql(_alias(exp.Array(expressions=[_col(c.name)]), c.name)) for c in value_columns
-    ]
-    window_order = exp.Order(
-        expressions=[
-            exp.Ordered(this=_col(_H_ORDER)),
-            exp.Ordered(this=_col(start.name)),
-            exp.Ordered(this=seq.copy()),
-        ]
-    )
+    # 5. Unmodified columns of a new version carry, in window order, the last value of the
+    #    base or of an earlier new version; a new version is kept if the next row is not a new
+    #    version with the same start (the later staged row wins).
+    is_version = exp.EQ(this=order.copy(), expression=exp.Literal.number(_H_VERSION_ORDER))
+    is_base = exp.EQ(this=_col(_H_POS), expression=_col(_H_BASE))
     filled_select = [ident(c.name) for c in (*key_columns, start)]
     for column in value_columns:
-        carried = exp.Window(
-            this=exp.IgnoreNulls(this=exp.Last(this=_col(column.name))),
-            partition_by=[_col(c.name) for c in key_columns],
-            order=window_order.copy(),
-            spec=exp.WindowSpec(
-                kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"
+        carried = _over(
+            exp.IgnoreNulls(
+                this=exp.Last(
+                    this=exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=exp.or_(is_version.copy(), is_base.copy()),
+                                true=_col(column.name),
+                            )
+                        ]
+                    )
+                )
             ),
-            over="OVER",
+            "CURRENT ROW",
         )
         filled_select.append(
             _sql(_alias(exp.func("ELEMENT_AT", carried, exp.Literal.number(1)), column.name))
         )
-
-    # 5. The MERGE source: new versions to insert, then existing versions to delete or close.
-    deleted_at = _col(_H_DELETED_AT, _H_KEYS_ALIAS)
-    deleting = exp.not_(exp.Is(this=deleted_at.copy(), expression=exp.Null()))
-    insert_select = [_sql(_col(c.name, _H_FILLED_ALIAS)) for c in (*key_columns, start)]
-    for column in value_columns:
-        value: exp.Expression = _col(column.name, _H_FILLED_ALIAS)
-        if column.name == op.end:
-            value = exp.Case(
-                ifs=[
-                    exp.If(
-                        this=exp.and_(deleting.copy(), _col(op.active, _H_FILLED_ALIAS)),
-                        true=deleted_at.copy(),
-                    )
-                ],
-                default=value,
+    for name in (op.end, op.active):
+        filled_select.append(
+            _sql(
+                _alias(exp.func("ELEMENT_AT", _col(name), exp.Literal.number(1)), _H_STORED + name)
             )
-        elif column.name == op.active:
-            value = exp.Case(ifs=[exp.If(this=deleting.copy(), true=exp.false())], default=value)
-        insert_select.append(_sql(_alias(value, column.name)))
+        )
+    last_expr = exp.and_(
+        is_version.copy(),
+        exp.not_(
+            exp.and_(
+                exp.EQ(this=_col(_H_NEXT_ORDER), expression=exp.Literal.number(_H_VERSION_ORDER)),
+                exp.EQ(this=_col(_H_NEXT_START), expression=_col(start.name)),
+            )
+        ),
+    )
 
-    b_earliest = _col(_H_EARLIEST, _H_BEFORE_ALIAS)
-    b_deleted_at = _col(_H_DELETED_AT, _H_BEFORE_ALIAS)
-    b_active = _col(op.active, _H_BEFORE_ALIAS)
-    b_survives = _col(_H_SURVIVES, _H_BEFORE_ALIAS)
-    has_earliest = exp.not_(exp.Is(this=b_earliest.copy(), expression=exp.Null()))
-    change_select = [_sql(_col(c.name, _H_BEFORE_ALIAS)) for c in (*key_columns, start)]
+    # 6. The MERGE source: new versions to insert and stored versions to delete or close.
+    deleted_at = _col(_H_DELETED_AT)
+    deleting = exp.not_(exp.Is(this=deleted_at.copy(), expression=exp.Null()))
+    has_earliest = exp.not_(exp.Is(this=earliest.copy(), expression=exp.Null()))
+    stored_end = _col(_H_STORED + op.end)
+    stored_active = _col(_H_STORED + op.active)
+    source_select = [ident(c.name) for c in (*key_columns, start)]
     for column in value_columns:
-        if column.name == op.end:
-            new_end = exp.Case(
+        name = column.name
+        if name == op.end:
+            inserted: exp.Expression = exp.Case(
+                ifs=[
+                    exp.If(this=exp.and_(deleting.copy(), _col(op.active)), true=deleted_at.copy())
+                ],
+                default=_col(name),
+            )
+            changed: exp.Expression = exp.Case(
                 ifs=[
                     exp.If(
                         this=has_earliest.copy(),
-                        true=exp.Sub(this=b_earliest.copy(), expression=_CLOSE_GAP.copy()),
+                        true=exp.Sub(this=earliest.copy(), expression=_CLOSE_GAP.copy()),
                     )
                 ],
-                default=b_deleted_at.copy(),
+                default=deleted_at.copy(),
             )
-            change_select.append(_sql(_alias(new_end, column.name)))
-        elif column.name == op.active:
-            change_select.append(_sql(_alias(exp.false(), column.name)))
+        elif name == op.active:
+            inserted = exp.Case(
+                ifs=[exp.If(this=deleting.copy(), true=exp.false())], default=_col(name)
+            )
+            changed = exp.false()
         else:
-            change_select.append(_sql(_alias(exp.Null(), column.name)))
-    change_action = exp.Case(
-        ifs=[exp.If(this=b_survives.copy(), true=_text(_ACTION_CLOSE))],
+            inserted, changed = _col(name), exp.Null()
+        value = exp.Case(ifs=[exp.If(this=is_version.copy(), true=inserted)], default=changed)
+        source_select.append(_sql(_alias(value, name)))
+    survives = _col(_H_SURVIVES)
+    action_expr = exp.Case(
+        ifs=[
+            exp.If(this=is_version.copy(), true=_text(_ACTION_INSERT)),
+            exp.If(this=survives.copy(), true=_text(_ACTION_CLOSE)),
+        ],
         default=_text(_ACTION_DELETE),
     )
     change_where = exp.or_(
-        exp.not_(b_survives.copy()),
+        exp.not_(survives.copy()),
         exp.and_(
             has_earliest.copy(),
             exp.or_(
-                b_active.copy(),
+                stored_active.copy(),
                 exp.and_(
-                    exp.EQ(this=_col(_H_RANK, _H_BEFORE_ALIAS), expression=exp.Literal.number(1)),
-                    exp.GTE(this=_col(op.end, _H_BEFORE_ALIAS), expression=b_earliest.copy()),
+                    is_base.copy(), exp.GTE(this=stored_end.copy(), expression=earliest.copy())
                 ),
             ),
         ),
         exp.and_(
-            exp.Is(this=b_earliest.copy(), expression=exp.Null()),
-            exp.not_(exp.Is(this=b_deleted_at.copy(), expression=exp.Null())),
-            b_active.copy(),
+            exp.Is(this=earliest.copy(), expression=exp.Null()),
+            deleting.copy(),
+            stored_active.copy(),
         ),
+    )
+    source_where = exp.or_(
+        exp.and_(is_version.copy(), _col(_H_LAST)),
+        exp.and_(is_stored.copy(), exp.paren(change_where)),
     )
 
     on = exp.and_(
@@ -690,46 +772,44 @@ def _merge_history(op: MergeHistoryOp) -> str:
         source=ident(SOURCE_ALIAS),
         view=ident(op.view),
         rows=ident(_H_ROWS),
-        keys=ident(_H_KEYS),
-        before=ident(_H_BEFORE),
-        versions=ident(_H_VERSIONS),
+        all=ident(_H_ALL),
+        windowed=ident(_H_WINDOWED),
+        based=ident(_H_BASED),
         filled=ident(_H_FILLED),
-        k=ident(_H_KEYS_ALIAS),
-        b=ident(_H_BEFORE_ALIAS),
-        f=ident(_H_FILLED_ALIAS),
         op=ident(OP_COLUMN),
         seq=ident(SEQ_COLUMN),
         start=ident(start.name),
         key=[ident(c.name) for c in key_columns],
         rows_select=rows_select,
+        row_columns=row_columns,
+        row_order=_sql(row_order),
+        stored_columns=stored_columns,
+        order=ident(_H_ORDER),
+        position_expr=_sql(position_expr),
+        next_order_expr=_sql(next_order_expr),
+        next_start_expr=_sql(next_start_expr),
         earliest_expr=_sql(earliest_expr),
         deleted_expr=_sql(deleted_expr),
         earliest=ident(_H_EARLIEST),
         deleted_at=ident(_H_DELETED_AT),
+        pos=ident(_H_POS),
+        next_order=ident(_H_NEXT_ORDER),
+        next_start=ident(_H_NEXT_START),
         survives=ident(_H_SURVIVES),
         survives_expr=_sql(survives_expr),
-        rank=ident(_H_RANK),
-        before_select=before_select,
-        key_join=_sql(_keys_equal(key_columns, TARGET_ALIAS, _H_KEYS_ALIAS)),
-        version_columns=version_columns,
-        base_columns=base_columns,
-        order=ident(_H_ORDER),
-        dup=ident(_H_DUP),
-        update=string_literal(RowOp.UPDATE.value),
-        upsert=string_literal(RowOp.UPSERT.value),
+        base=ident(_H_BASE),
+        base_expr=_sql(base_expr),
         filled_select=filled_select,
-        insert_select=insert_select,
-        insert=string_literal(_ACTION_INSERT),
+        last=ident(_H_LAST),
+        last_expr=_sql(last_expr),
+        source_select=source_select,
+        action_expr=_sql(action_expr),
         action=ident(_H_ACTION),
-        filled_join=_sql(_keys_equal(key_columns, _H_FILLED_ALIAS, _H_KEYS_ALIAS)),
-        f_order=_sql(_col(_H_ORDER, _H_FILLED_ALIAS)),
-        f_dup=_sql(_col(_H_DUP, _H_FILLED_ALIAS)),
-        change_select=change_select,
-        change_action=_sql(change_action),
-        change_where=_sql(change_where),
+        source_where=_sql(source_where),
         on=_sql(on),
         source_action=_sql(_col(_H_ACTION, SOURCE_ALIAS)),
         delete=string_literal(_ACTION_DELETE),
+        insert=string_literal(_ACTION_INSERT),
         assignments=assignments,
         insert_columns=[ident(c.name) for c in op.columns],
         insert_values=[_sql(_col(c.name, SOURCE_ALIAS)) for c in op.columns],
