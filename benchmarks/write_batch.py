@@ -188,8 +188,8 @@ def main() -> None:
         finally:
             stager.cleanup()
         print(
-            f"2. bare MERGE of the same {args.rows:,} rows from an already-staged (cached) "
-            f"view: {bare:.1f} s"
+            f"2. bare merge statement for the same {args.rows:,} rows from an already-staged "
+            f"(cached) view: {bare:.1f} s"
         )
 
         small_times = []
