@@ -8,7 +8,15 @@ from __future__ import annotations
 
 
 class DestinationError(Exception):
-    """Root of every error this project raises on purpose."""
+    """Root of every error this project raises on purpose.
+
+    ``loggable`` is the text for logs when the message shown to the user must quote a value
+    (a stored value that does not convert): logs never carry row values.
+    """
+
+    def __init__(self, message: str, *, loggable: str | None = None) -> None:
+        super().__init__(message)
+        self.loggable = message if loggable is None else loggable
 
 
 class InvalidRequestError(DestinationError, ValueError):

@@ -167,9 +167,13 @@ class Executor:
             case CheckLiteralOp():
                 assert statement.sql is not None
                 if self._first(statement.sql, what=statement.summary):
+                    target = (
+                        f"column {op.column.name!r} ({_type_text(op.column)}, Fivetran type "
+                        f"{op.column.type.name})"
+                    )
                     raise ValueConversionError(
-                        f"value {op.value!r} does not convert to column {op.column.name!r} "
-                        f"({_type_text(op.column)}, Fivetran type {op.column.type.name})"
+                        f"value {op.value!r} does not convert to {target}",
+                        loggable=f"the requested value does not convert to {target}",
                     )
             case CheckHistoryStartOp():
                 assert statement.sql is not None
@@ -208,29 +212,32 @@ class Executor:
         """
         what = f"checking the stored values of {op.table.name!r}"
         row = self.sql(sql, what=what)[0]
-        problems = []
+        problems: list[tuple[str, str]] = []  # (for the user, for the logs)
         checks = conversion_checks(op)
         for index, change in enumerate(checks):
             count, value = row[2 * index], row[2 * index + 1]
             if count:
                 assert change.source is not None
-                problems.append(
+                problem = (
                     f"column {change.source.name!r} cannot change from "
                     f"{_fivetran_type(change.source)} to {_fivetran_type(change.target)}: "
-                    f"{count} stored value(s) do not convert, the first is {str(value)!r}"
+                    f"{count} stored value(s) do not convert"
                 )
+                problems.append((f"{problem}, the first is {str(value)!r}", problem))
         nulls = row[2 * len(checks) : 2 * len(checks) + len(op.not_null)]
         for change, count in zip(op.not_null, nulls, strict=True):
             if count:
-                problems.append(
+                problem = (
                     f"column {change.target.name!r} cannot join the primary key: {count} row(s) "
                     "hold NULL in it"
                 )
+                problems.append((problem, problem))
         if problems:
+            prefix = f"AlterTable of {op.table.name!r}: "
+            suffix = "; the table was not changed"
             raise ValueConversionError(
-                f"AlterTable of {op.table.name!r}: "
-                + "; ".join(problems)
-                + "; the table was not changed"
+                prefix + "; ".join(shown for shown, _ in problems) + suffix,
+                loggable=prefix + "; ".join(logged for _, logged in problems) + suffix,
             )
 
     def _merge_history(self, op: MergeHistoryOp, sql: str, *, what: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -50,9 +51,13 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         except Exception as exc:
             message = failure_message(exc)
             if isinstance(exc, DestinationError):
-                log.warning("%s %s failed: %s", rpc, what, message)
+                log.warning("%s %s failed: %s", rpc, what, exc.loggable)
             else:
-                log.error("%s %s failed unexpectedly", rpc, what, exc_info=exc)
+                # The type and where it was raised, never the exception's text (library
+                # messages may quote data).
+                frames = traceback.extract_tb(exc.__traceback__)
+                where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+                log.error("%s %s failed unexpectedly: %s%s", rpc, what, type(exc).__name__, where)
             return on_failure(message)
         log.info("%s %s done in %.3f s", rpc, what, time.perf_counter() - started)
         return response
