@@ -248,9 +248,7 @@ class Engine:
     def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
         """Lock every table the operation names (in a fixed order), describe them, plan, run."""
         config = self.config(configuration)
-        refs = [
-            table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)
-        ]
+        refs = [table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)]
         locks = sorted(
             (((r.schema, r.name), self._lock(config, r)) for r in refs), key=lambda item: item[0]
         )
@@ -263,9 +261,7 @@ class Engine:
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             outcome = executor.run(plan)
-            steps = "; ".join(f"{what}: {seconds:.2f} s" for what, seconds in outcome.statements)
-            log.info("Migrate %s.%s: %s", request.schema, request.table, steps)
-            return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+            return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
     def _apply(
         self,
@@ -280,7 +276,11 @@ class Engine:
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             outcome = executor.run(plan, batch)
-            steps = "; ".join(f"{what}: {seconds:.2f} s" for what, seconds in outcome.statements)
-            rows = outcome.staged_rows
-            log.info("%s.%s: %d row(s) staged; %s", ref.schema, ref.name, rows, steps)
-            return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+            return _report(f"{ref.schema}.{ref.name}", outcome)
+
+
+def _report(what: str, outcome: Outcome) -> Result:
+    """Log each step's timing (names and counts only) and summarise the request."""
+    steps = "; ".join(f"{step}: {seconds:.2f} s" for step, seconds in outcome.statements)
+    log.info("%s: %d row(s) staged; %s", what, outcome.staged_rows, steps)
+    return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)

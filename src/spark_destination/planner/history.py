@@ -49,7 +49,7 @@ from spark_destination.planner.ir import (
     StageBatchOp,
     StagedFile,
 )
-from spark_destination.planner.tables import resolve_columns, table_ref
+from spark_destination.planner.tables import check_decryption_keys, resolve_columns, table_ref
 from spark_destination.planner.write import BATCH_VIEW, sentinel
 from spark_destination.requests import WriteHistoryBatchRequest
 
@@ -86,7 +86,7 @@ def plan_write_history_batch(
     )
     if not files:
         return Plan(ops=(), noop_reason="the request names no batch files")
-    _check_keys(request, files)
+    check_decryption_keys(request.file_params, request.keys, files)
     missing_history = [c for c in HISTORY_COLUMNS if current.column(c) is None]
     if missing_history:
         raise InvalidRequestError(
@@ -133,12 +133,3 @@ def plan_write_history_batch(
             ),
         )
     )
-
-
-def _check_keys(request: WriteHistoryBatchRequest, files: tuple[StagedFile, ...]) -> None:
-    """Fail before any work when an encrypted file has no key (names the file, never a key)."""
-    if request.file_params.encryption.name != "AES":
-        return
-    missing = [f.path for f in files if f.path not in request.keys]
-    if missing:
-        raise InvalidRequestError(f"no decryption key for batch file(s): {', '.join(missing)}")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import FIVETRAN_ID, Column, DataType, Table
-from spark_destination.planner.ir import TableRef
+from spark_destination.model import FIVETRAN_ID, Column, DataType, Encryption, FileParams, Table
+from spark_destination.planner.ir import StagedFile, TableRef
 
 MAX_DECIMAL_PRECISION = 38
 
@@ -68,6 +68,17 @@ def resolve_columns(requested: Table, current: Table) -> tuple[Column, ...]:
         )
     wanted = {c.name for c in requested.columns}
     return tuple(c for c in current.columns if c.name in wanted)
+
+
+def check_decryption_keys(
+    params: FileParams, keys: Mapping[str, bytes], files: Sequence[StagedFile]
+) -> None:
+    """Fail before any work when an encrypted file has no key (names the file, never a key)."""
+    if params.encryption is not Encryption.AES:
+        return
+    missing = [f.path for f in files if f.path not in keys]
+    if missing:
+        raise InvalidRequestError(f"no decryption key for batch file(s): {', '.join(missing)}")
 
 
 def _names(names: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import FileKind, FileParams, Table
+from spark_destination.model import FileKind, Table
 from spark_destination.planner.ir import (
     CheckValuesOp,
     MergeBatchOp,
@@ -13,7 +13,12 @@ from spark_destination.planner.ir import (
     StageBatchOp,
     StagedFile,
 )
-from spark_destination.planner.tables import merge_key, resolve_columns, table_ref
+from spark_destination.planner.tables import (
+    check_decryption_keys,
+    merge_key,
+    resolve_columns,
+    table_ref,
+)
 from spark_destination.requests import WriteBatchRequest
 
 BATCH_VIEW: Final = "sd_batch"
@@ -38,7 +43,7 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
     )
     if not files:
         return Plan(ops=(), noop_reason="the request names no batch files")
-    _check_keys(request, files)
+    check_decryption_keys(request.file_params, request.keys, files)
     columns = resolve_columns(request.table, current)
     key = merge_key(current)
     missing_key = [k for k in key if k not in {c.name for c in columns}]
@@ -74,16 +79,3 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
             ),
         )
     )
-
-
-def _check_keys(request: WriteBatchRequest, files: tuple[StagedFile, ...]) -> None:
-    """Fail before any work when an encrypted file has no key (names the file, never a key)."""
-    if not _encrypted(request.file_params):
-        return
-    missing = [f.path for f in files if f.path not in request.keys]
-    if missing:
-        raise InvalidRequestError(f"no decryption key for batch file(s): {', '.join(missing)}")
-
-
-def _encrypted(params: FileParams) -> bool:
-    return params.encryption.name == "AES"
