@@ -63,8 +63,10 @@ class SessionProvider:
         build: Callable[[DestinationConfig], SparkSession],
         check: Callable[[SparkSession, DestinationConfig], None],
         register_catalog: Callable[[SparkSession, str, str], None],
+        configure: Callable[[SparkSession, DestinationConfig], None] = lambda _s, _c: None,
     ) -> None:
         self._build = build
+        self._configure = configure
         self._check = check
         self._register_catalog = register_catalog
         self._root: SparkSession | None = None
@@ -79,6 +81,7 @@ class SessionProvider:
             build=lambda config: spark_session.build_session(settings_for(config)),
             check=lambda s, config: spark_session.check_compatible(s, settings_for(config)),
             register_catalog=spark_session.register_catalog,
+            configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
         )
 
     @classmethod
@@ -90,6 +93,7 @@ class SessionProvider:
             build=lambda _config: session,
             check=lambda s, c: spark_session.check_compatible(s, settings_for(c)),
             register_catalog=spark_session.register_catalog,
+            configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
         )
         provider._root, provider._root_config = session, config
         return provider
@@ -112,6 +116,7 @@ class SessionProvider:
         """A child session (own temp views and SQL conf) with the request's catalog set up."""
         root = self.root(config)
         child = root.newSession()
+        self._configure(child, config)
         assert self._root_config is not None
         if (config.catalog, _abs(config.warehouse)) != (
             self._root_config.catalog,

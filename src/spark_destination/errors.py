@@ -35,6 +35,10 @@ class ValueConversionError(DestinationError):
     """A value in a batch file does not fit its column's type."""
 
 
+class TableMetadataError(DestinationError):
+    """A table's stored Fivetran metadata is unreadable: describing it anyway would mislead."""
+
+
 class PlanningError(DestinationError):
     """The planner cannot turn the request into operations (e.g. an impossible schema change)."""
 

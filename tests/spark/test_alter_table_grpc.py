@@ -11,6 +11,8 @@ from decimal import Decimal
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.executor import Executor
 from tests.spark.conftest import NULL, Destination, Lake, column
 
@@ -35,11 +37,10 @@ def physical(lake: Lake, dest: Destination, name: str) -> list[tuple[str, str, b
 
 
 def identifier_fields(lake: Lake, dest: Destination, name: str) -> set[str]:
-    rows = lake.session.newSession().sql(
-        f"SHOW TBLPROPERTIES {qualified(lake.catalog, dest.schema, name)}"  # noqa: S608 - test
-    )
-    value = {r[0]: r[1] for r in rows.collect()}.get("identifier-fields", "[]")
-    return {name for name in value.strip("[]").split(",") if name}
+    """Read from the catalog API: SHOW TBLPROPERTIES shows text (and redacts it)."""
+    loaded = load_table(lake.session.newSession(), TableRef(lake.catalog, dest.schema, name))
+    assert loaded is not None
+    return set(loaded.identifier_fields)
 
 
 def state(lake: Lake, dest: Destination, name: str) -> tuple:

@@ -21,7 +21,6 @@ from spark_destination.planner.ir import (
     CheckValuesOp,
     CreateNamespaceOp,
     CreateTableOp,
-    DescribeOp,
     ListNamespacesOp,
     MergeBatchOp,
     Op,
@@ -87,7 +86,6 @@ CASES: dict[str, Op] = {
     "set_properties": SetPropertiesOp(
         table=TABLE, properties=((metadata.PROPERTY, metadata.encode(ORDERS)),)
     ),
-    "describe_properties": DescribeOp(table=ODD_TABLE),
     "list_namespaces": ListNamespacesOp(catalog="lake"),
     "check_values": CheckValuesOp(
         view="sd_batch", columns=ALL_TYPES, key=("id",), null_string=NULL, unmodified_string=UNMOD

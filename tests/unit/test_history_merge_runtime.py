@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pyspark.sql.types import StructType
 
 from spark_destination.model import Column, DataType
 from spark_destination.planner.ir import MergeHistoryOp, Plan, TableRef
+from spark_destination.runtime import executor as executor_module
+from spark_destination.runtime.catalog import CatalogTable
 from spark_destination.runtime.executor import (
     DISTRIBUTION_MODE_CONF,
     MERGE_DISTRIBUTION_MODE_PROPERTY,
@@ -46,8 +49,6 @@ class _Session:
         self.merges: list[str | None] = []  # the distribution mode each MERGE ran with
 
     def sql(self, text: str) -> _Result:
-        if text.startswith("SHOW TBLPROPERTIES"):
-            return _Result(list(self._properties.items()))
         assert text.startswith("MERGE INTO")
         self.merges.append(self.conf.get(DISTRIBUTION_MODE_CONF))
         return _Result([])
@@ -82,9 +83,19 @@ OP = MergeHistoryOp(
     ids=["default-none", "operator-conf-wins", "table-property-wins"],
 )
 def test_history_merge_distribution_mode(
-    conf: dict[str, str], properties: dict[str, str], expected: str | None
+    conf: dict[str, str],
+    properties: dict[str, str],
+    expected: str | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     session = _Session(conf, properties)
+
+    def load_table(_session: object, table: TableRef) -> CatalogTable:
+        assert table == OP.table
+        return CatalogTable(schema=StructType([]), properties=properties, identifier_fields=())
+
+    # The table's properties come from the catalog API (not SHOW TBLPROPERTIES, which redacts).
+    monkeypatch.setattr(executor_module, "load_table", load_table)
     executor = Executor(session, transport=Transport.ARROW)  # type: ignore[arg-type]
     executor.run(Plan(ops=(OP,)))
     assert session.merges == [expected]

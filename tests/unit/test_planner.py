@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from spark_destination.config import parse_config
-from spark_destination.errors import ConfigurationError, InvalidRequestError
+from spark_destination.errors import ConfigurationError, InvalidRequestError, TableMetadataError
 from spark_destination.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
@@ -240,3 +240,40 @@ def test_configuration_defaults_and_validation() -> None:
     ):
         with pytest.raises(ConfigurationError):
             parse_config(bad)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["*********(redacted)", "{}", '[{"name": "a"}]', '[{"name": "a", "type": "SHORTISH"}]'],
+    ids=["redacted-display-text", "not-a-list", "no-type", "unknown-type"],
+)
+def test_unreadable_metadata_fails_naming_the_table_never_falls_back(stored: str) -> None:
+    physical = [metadata.PhysicalColumn(name="a", type="int")]
+    with pytest.raises(TableMetadataError) as raised:
+        metadata.reconcile("pages", physical, stored)
+    message = str(raised.value)
+    assert "'pages'" in message and metadata.PROPERTY in message
+    assert stored not in message or stored == "{}"
+
+
+def test_metadata_that_disagrees_with_the_physical_schema_is_reported() -> None:
+    stored = metadata.encode((Column(name="a", type=DataType.SHORT, primary_key=True),))
+    physical = [
+        metadata.PhysicalColumn(name="a", type="bigint"),
+        metadata.PhysicalColumn(name="extra", type="string"),
+    ]
+    told: list[str] = []
+    table = metadata.reconcile("t", physical, stored, ("a",), on_mismatch=told.append)
+    assert [c.type for c in table.columns] == [DataType.LONG, DataType.STRING]
+    assert table.columns[0].primary_key
+    assert len(told) == 2
+    assert "'t'" in told[0] and "'a'" in told[0] and "SHORT" in told[0]
+    assert "'extra'" in told[1]
+
+
+def test_a_table_without_metadata_is_described_from_its_schema_silently() -> None:
+    told: list[str] = []
+    physical = [metadata.PhysicalColumn(name="id", type="int")]
+    table = metadata.reconcile("t", physical, None, ("id",), on_mismatch=told.append)
+    assert table.columns == (Column(name="id", type=DataType.INT, primary_key=True),)
+    assert told == []

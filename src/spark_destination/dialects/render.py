@@ -149,8 +149,10 @@ def render(op: Op) -> Statement:
         case TruncateOp():
             return _statement(op, _truncate(op), f"truncate {op.table.name!r}")
         case DescribeOp():
-            sql = _template("show_properties", table=_table(op.table))
-            return _statement(op, sql, f"read properties of {op.table.name!r}", command=True)
+            # No SQL: SHOW TBLPROPERTIES redacts values (a column named `url` or `password` in
+            # the metadata), so the runtime reads the table from the catalog API instead.
+            summary = f"read schema, key and Fivetran metadata of {op.table.name!r} (catalog API)"
+            return Statement(op=op, sql=None, summary=summary)
         case ListNamespacesOp():
             sql = _template("show_namespaces", catalog=ident(op.catalog))
             return _statement(op, sql, f"list namespaces of catalog {op.catalog!r}", command=True)

@@ -9,10 +9,11 @@ this metadata (what Fivetran called them).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from spark_destination.errors import TableMetadataError
 from spark_destination.model import Column, DataType, DecimalParams, Table
 
 PROPERTY: Final = "fivetran.columns"
@@ -60,26 +61,43 @@ def encode(columns: Sequence[Column]) -> str:
     return json.dumps(entries, separators=(",", ":"), sort_keys=True)
 
 
-def decode(value: str | None) -> dict[str, Column]:
-    """Stored metadata by column name; empty when the property is absent or unreadable."""
-    if not value:
+def decode(value: str | None, *, table: str = "?") -> dict[str, Column]:
+    """Stored metadata by column name; empty when the property is absent.
+
+    A property that is present but unreadable fails: answering from the physical schema instead
+    would silently change what DescribeTable reports, and Fivetran would then send AlterTable
+    requests for type changes that never happened.
+    """
+    if value is None:
         return {}
     try:
         entries = json.loads(value)
-    except json.JSONDecodeError:
-        return {}
-    stored: dict[str, Column] = {}
-    for entry in entries:
-        decimal = None
-        if "precision" in entry:
-            decimal = DecimalParams(precision=int(entry["precision"]), scale=int(entry["scale"]))
-        stored[entry["name"]] = Column(
-            name=entry["name"],
-            type=DataType[entry["type"]],
-            primary_key=bool(entry.get("primary_key", False)),
-            decimal=decimal,
-            string_byte_length=entry.get("string_byte_length"),
-        )
+        if not isinstance(entries, list):
+            raise TypeError("not a JSON list")
+        stored: dict[str, Column] = {}
+        for entry in entries:
+            decimal = None
+            if "precision" in entry:
+                decimal = DecimalParams(
+                    precision=int(entry["precision"]), scale=int(entry["scale"])
+                )
+            length = entry.get("string_byte_length")
+            stored[str(entry["name"])] = Column(
+                name=str(entry["name"]),
+                type=DataType[entry["type"]],
+                primary_key=bool(entry.get("primary_key", False)),
+                decimal=decimal,
+                string_byte_length=None if length is None else int(length),
+            )
+    except (ValueError, TypeError, KeyError) as exc:
+        # The reason names the JSON problem (position, missing key), never the property's text.
+        reason = type(exc).__name__ if isinstance(exc, KeyError) else str(exc).split(":")[0]
+        raise TableMetadataError(
+            f"table {table!r}: its Fivetran column metadata (table property {PROPERTY!r}) is "
+            f"unreadable ({reason}); the table was not changed. Restore the property, or remove "
+            f"it (ALTER TABLE … UNSET TBLPROPERTIES ('{PROPERTY}')) to have the table described "
+            "from its physical schema"
+        ) from None
     return stored
 
 
@@ -119,9 +137,16 @@ def reconcile(
     physical: Sequence[PhysicalColumn],
     property_value: str | None,
     identifier_fields: Sequence[str] = (),
+    *,
+    on_mismatch: Callable[[str], None] | None = None,
 ) -> Table:
-    """The table as Fivetran should see it: physical columns, Fivetran types where known."""
-    stored = decode(property_value)
+    """The table as Fivetran should see it: physical columns, Fivetran types where known.
+
+    Where the stored metadata no longer describes a physical column (changed outside Fivetran),
+    the physical type wins and ``on_mismatch`` is told which table and column, so the caller can
+    log it: the answer changes, but never silently.
+    """
+    stored = decode(property_value, table=name)
     keys = frozenset(identifier_fields)
     columns = []
     for column in physical:
@@ -129,6 +154,20 @@ def reconcile(
         known = stored.get(column.name)
         if known is not None and _compatible(known, derived):
             columns.append(known)
+            continue
+        columns.append(derived)
+        if on_mismatch is None or property_value is None:
+            continue
+        if known is None:
+            on_mismatch(
+                f"table {name!r}: column {column.name!r} is not in the Fivetran column metadata "
+                f"(table property {PROPERTY!r}); it is described from its physical type "
+                f"{column.type}"
+            )
         else:
-            columns.append(derived)
+            on_mismatch(
+                f"table {name!r}: column {column.name!r} is stored as {column.type}, which does "
+                f"not hold the Fivetran type {known.type.name} its metadata records; it is "
+                "described from its physical type"
+            )
     return Table(name=name, columns=tuple(columns))

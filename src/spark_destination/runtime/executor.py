@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, assert_never
 
 from spark_destination.dialects import spark_iceberg
-from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.render import (
     Statement,
     check_columns,
@@ -59,6 +58,7 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
 if TYPE_CHECKING:
@@ -303,31 +303,26 @@ class Executor:
 
     def describe(self, table: TableRef) -> Table | None:
         """The table as Fivetran sees it, or None when it does not exist."""
-        from pyspark.errors import AnalysisException
-
-        name = qualified(table.catalog, table.schema, table.name)
-        try:
-            schema = self._session.table(name).schema
-        except AnalysisException as exc:
-            if "NOT_FOUND" in str(exc) or "not found" in str(exc).lower():
-                return None
-            raise ExecutionError(
-                f"reading the schema of {table.name!r} failed: {describe_spark_error(exc)}"
-            ) from None
+        loaded = load_table(self._session, table)
+        if loaded is None:
+            return None
         physical = [
             metadata.PhysicalColumn(
                 name=f.name, type=f.dataType.simpleString(), nullable=f.nullable
             )
-            for f in schema.fields
+            for f in loaded.schema.fields
         ]
-        properties = self._properties(table)
-        return metadata.reconcile(table.name, physical, properties.get(metadata.PROPERTY))
+        return metadata.reconcile(
+            table.name,
+            physical,
+            loaded.properties.get(metadata.PROPERTY),
+            loaded.identifier_fields,
+            on_mismatch=log.warning,
+        )
 
     def _properties(self, table: TableRef) -> dict[str, str]:
-        statement = render(DescribeOp(table=table))
-        assert statement.sql is not None
-        rows = self.sql(statement.sql, what=statement.summary)
-        return {str(r[0]): str(r[1]) for r in rows}
+        loaded = load_table(self._session, table)
+        return {} if loaded is None else loaded.properties
 
 
 # Iceberg's session-level override of a write's distribution mode, and the table property

@@ -325,6 +325,18 @@ def register_catalog(session: SparkSession, name: str, warehouse: str) -> None:
         session.conf.set(key, value)
 
 
+def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
+    """Set the request's ``spark_conf`` entries that a live session can take on its own session.
+
+    Runtime SQL settings (``spark.sql.redaction.options.regex``, shuffle partitions, …) apply to
+    this request's child session only; the others were fixed at start-up and are compared by
+    ``check_compatible``, so a request never runs with settings it did not get.
+    """
+    for key, value in settings.extra_conf:
+        if session.conf.isModifiable(key):
+            session.conf.set(key, value)
+
+
 def _live_jar_source(conf: SparkConf) -> str:
     for coordinate in (conf.get("spark.jars.packages") or "").split(","):
         if coordinate.strip().startswith(ICEBERG_MAVEN_ARTIFACT + ":"):
@@ -365,6 +377,10 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
             f"catalog {settings.catalog!r} is bound to warehouse {live_warehouse}, requested "
             f"{settings.warehouse} (register it under another catalog name instead)"
         )
+    for key, value in settings.extra_conf:
+        # Values are not quoted: spark_conf may carry credentials (object-store keys).
+        if not session.conf.isModifiable(key) and conf.get(key) != value:
+            problems.append(f"spark_conf setting {key!r} differs from the running session's")
     if problems:
         raise ConfigurationError(
             "the running Spark session cannot take the requested settings; they need a new "
