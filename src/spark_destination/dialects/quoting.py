@@ -26,10 +26,6 @@ def qualified(*parts: str) -> str:
     return ".".join(ident(p) for p in parts)
 
 
-def column_of(alias: str, name: str) -> str:
-    return f"{ident(alias)}.{ident(name)}"
-
-
 def string_literal(value: str) -> str:
     return exp.Literal.string(value).sql(dialect=SQLGLOT_DIALECT)
 
