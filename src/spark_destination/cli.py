@@ -40,8 +40,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from spark_destination.server import logs
     from spark_destination.server.app import serve
 
+    engine = _engine(args)  # first: a dialect this server cannot run fails before anything
     logs.configure()
-    engine = _engine(args)
     if args.prewarm:
         engine.sessions.root(engine.config({}))
     serve(engine, host=args.host, port=args.port)

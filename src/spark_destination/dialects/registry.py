@@ -6,10 +6,11 @@ from types import MappingProxyType
 from typing import Final
 
 from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.errors import ConfigurationError
 
-DIALECTS: Final = MappingProxyType({d.name: d for d in (SPARK_ICEBERG,)})
+DIALECTS: Final = MappingProxyType({d.name: d for d in (SPARK_ICEBERG, DATABRICKS_DELTA)})
 DEFAULT: Final = SPARK_ICEBERG
 
 

@@ -47,10 +47,14 @@ def decode(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr:
     return exp.cast(raw.copy(), dialect.sql_type(column))
 
 
-def unrepresentable(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr | None:
+def unrepresentable(
+    dialect: Dialect, raw: exp.Expr, column: Column, *, in_check: bool = False
+) -> exp.Expr | None:
     """A predicate true for text ``decode`` would accept without error but must refuse.
 
-    None for types where ``decode`` itself fails on every bad value (ANSI casts).
+    None for types where ``decode`` itself fails on every bad value (ANSI casts). Inside a
+    write the predicate casts strictly (a value that is not a number fails the statement, as
+    ``decode`` would); a check query (``in_check``) uses TRY_CAST and reports the row instead.
     """
     match column.type:
         case DataType.NAIVE_TIME:
@@ -62,7 +66,11 @@ def unrepresentable(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr
             # Spark turns an out-of-range number into +-Infinity without an error; only text
             # that spells infinity may become infinity.
             infinite = exp.EQ(
-                this=exp.Abs(this=try_cast(dialect, raw, column)),
+                this=exp.Abs(
+                    this=try_cast(dialect, raw, column)
+                    if in_check
+                    else exp.cast(raw.copy(), dialect.sql_type(column))
+                ),
                 expression=exp.cast(exp.Literal.string("Infinity"), "DOUBLE"),
             )
             spelled = exp.Like(
@@ -82,9 +90,9 @@ def invalid(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr | None:
         case DataType.STRING | DataType.XML | DataType.JSON | DataType.BINARY:
             return None
         case DataType.NAIVE_TIME:
-            return unrepresentable(dialect, raw, column)
+            return unrepresentable(dialect, raw, column, in_check=True)
         case DataType.FLOAT | DataType.DOUBLE:
-            refused = unrepresentable(dialect, raw, column)
+            refused = unrepresentable(dialect, raw, column, in_check=True)
             assert refused is not None
             return exp.or_(
                 exp.Is(this=try_cast(dialect, raw, column), expression=exp.Null()), refused

@@ -23,7 +23,7 @@ from sqlglot.errors import ErrorLevel, ParseError
 
 from spark_destination.dialects import values
 from spark_destination.dialects.base import Dialect
-from spark_destination.dialects.quoting import ident, qualified, string_literal, timestamp_literal
+from spark_destination.dialects.quoting import ident, qualified, string_literal, utc_timestamp_text
 from spark_destination.errors import RenderError
 from spark_destination.model import Column
 from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
@@ -219,9 +219,11 @@ def assign(name: str, value: exp.Expr, table: str | None = TARGET_ALIAS) -> exp.
 
 
 def timestamp(value: datetime) -> exp.Expr:
-    """The UTC timestamp literal of ``quoting.timestamp_literal`` as an expression."""
-    return sqlglot.parse_one(timestamp_literal(value), read="spark")
+    """A UTC timestamp literal with microsecond precision: ``CAST('…' AS TIMESTAMP)``."""
+    return timestamp_text(utc_timestamp_text(value))
 
 
 def timestamp_text(value: str) -> exp.Expr:
+    # Built, never parsed from Spark text: sqlglot's Spark reader makes CAST a safe cast,
+    # which other dialects print as TRY_CAST.
     return exp.cast(exp.Literal.string(value), exp.DataType.build("TIMESTAMP"))

@@ -1,0 +1,1 @@
+SHOW TBLPROPERTIES `lake`.`my-schema.v2`.`order ``items`` 2024`
