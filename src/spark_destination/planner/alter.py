@@ -6,9 +6,9 @@ Each column of the target is classified against the stored one:
   NAIVE_TIME, string byte length): only the ``fivetran.columns`` property changes (narrowing
   ones such as INT -> SHORT are checked first);
 * widened in place where the target can (``Target.widens_in_place``);
-* anything else (and any column joining the primary key, since a table format cannot make a
-  column with data required in place) needs a rewrite of the table: one
-  ``CREATE OR REPLACE TABLE ... AS SELECT``.
+* anything else (and any column joining the primary key: it must become NOT NULL, which
+  Iceberg cannot do in place; every target takes the same path) needs a rewrite of the
+  table: one ``CREATE OR REPLACE TABLE ... AS SELECT``.
 
 Every plan first runs read-only checks (values convert, the new key has no NULL and is
 unique), so a request that cannot succeed changes nothing. The ``fivetran.columns`` property
