@@ -16,17 +16,18 @@ import random
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
 
 from spark_destination.config import parse_config
-from spark_destination.dialects.render import render, render_plan
+from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine import Engine, SessionProvider
 from spark_destination.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.planner.ir import MergeBatchOp, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.rendered import Form
 from spark_destination.requests import WriteBatchRequest
 from spark_destination.runtime.staging import Stager
 from spark_destination.server.app import create_server
@@ -170,12 +171,11 @@ def main() -> None:
             TABLE,
             catalog=config.catalog,
         )
-        statements = render_plan(plan)
+        statements = render_plan(plan, SPARK_ICEBERG)
         stage = next(s.op for s in statements if isinstance(s.op, StageBatchOp))
-        merge_op = next(s.op for s in statements if isinstance(s.op, MergeBatchOp))
-        assert isinstance(merge_op, MergeBatchOp)
+        merge_statement = next(s for s in statements if isinstance(s.op, MergeBatchOp))
         # The batch has no repeated key, so the runtime runs the MERGE without the fold.
-        merge = render(replace(merge_op, fold_repeated_keys=False)).sql
+        merge = merge_statement.form(Form.UNIQUE_KEYS)
         assert merge is not None
         stager = Stager(session)
         try:

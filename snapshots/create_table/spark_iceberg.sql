@@ -20,5 +20,8 @@ CREATE TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` (
 USING ICEBERG
 TBLPROPERTIES (
   'format-version'='2',
+  'write.delete.mode'='merge-on-read',
+  'write.update.mode'='merge-on-read',
+  'write.merge.mode'='merge-on-read',
   'fivetran.columns'='[{"name":"id","primary_key":true,"type":"LONG"},{"name":"flag","type":"BOOLEAN"},{"name":"small","type":"SHORT"}]'
 )

@@ -186,7 +186,7 @@ WHEN MATCHED THEN UPDATE SET
     THEN `t`.`ratio`
     WHEN `s`.`ratio` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
-    WHEN ABS(TRY_CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
+    WHEN ABS(CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
     AND NOT LOWER(`s`.`ratio`) LIKE '%inf%'
     THEN RAISE_ERROR('a value does not fit column ratio')
     ELSE CAST(`s`.`ratio` AS FLOAT)
@@ -196,7 +196,7 @@ WHEN MATCHED THEN UPDATE SET
     THEN `t`.`score`
     WHEN `s`.`score` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
-    WHEN ABS(TRY_CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
+    WHEN ABS(CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
     AND NOT LOWER(`s`.`score`) LIKE '%inf%'
     THEN RAISE_ERROR('a value does not fit column score')
     ELSE CAST(`s`.`score` AS DOUBLE)
@@ -326,7 +326,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (
     THEN NULL
     WHEN `s`.`ratio` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
-    WHEN ABS(TRY_CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
+    WHEN ABS(CAST(`s`.`ratio` AS FLOAT)) = CAST('Infinity' AS DOUBLE)
     AND NOT LOWER(`s`.`ratio`) LIKE '%inf%'
     THEN RAISE_ERROR('a value does not fit column ratio')
     ELSE CAST(`s`.`ratio` AS FLOAT)
@@ -336,7 +336,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (
     THEN NULL
     WHEN `s`.`score` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
     THEN NULL
-    WHEN ABS(TRY_CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
+    WHEN ABS(CAST(`s`.`score` AS DOUBLE)) = CAST('Infinity' AS DOUBLE)
     AND NOT LOWER(`s`.`score`) LIKE '%inf%'
     THEN RAISE_ERROR('a value does not fit column score')
     ELSE CAST(`s`.`score` AS DOUBLE)

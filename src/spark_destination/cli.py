@@ -29,17 +29,19 @@ def _add_spark_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
+    from spark_destination.dialects.registry import dialect
     from spark_destination.engine import Engine, SessionProvider
 
-    return Engine(SessionProvider.embedded(), defaults=_defaults(args))
+    chosen = dialect(getattr(args, "dialect", None) or "spark_iceberg")
+    return Engine(SessionProvider.embedded(), defaults=_defaults(args), dialect=chosen)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from spark_destination.server import logs
     from spark_destination.server.app import serve
 
+    engine = _engine(args)  # first: a dialect this server cannot run fails before anything
     logs.configure()
-    engine = _engine(args)
     if args.prewarm:
         engine.sessions.root(engine.config({}))
     serve(engine, host=args.host, port=args.port)
@@ -47,11 +49,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
+    from spark_destination.dialects.registry import dialect
     from spark_destination.preview import preview
     from spark_destination.request_json import parse_request
 
+    chosen = dialect(args.dialect)
     data = json.loads(Path(args.request).read_text(encoding="utf-8"))
-    sys.stdout.write(preview(parse_request(data)))
+    sys.stdout.write(preview(parse_request(data), chosen))
     return 0
 
 
@@ -118,11 +122,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="address to bind (default loopback only)"
     )
     serve.add_argument("--prewarm", action="store_true", help="start Spark before the first call")
+    serve.add_argument(
+        "--dialect",
+        default="spark_iceberg",
+        help="SQL dialect to execute (only spark_iceberg can run here)",
+    )
     _add_spark_flags(serve)
     serve.set_defaults(func=cmd_serve)
 
     preview = sub.add_parser("preview", help="print the SQL a request would run (no Spark)")
     preview.add_argument("request", help="request JSON file (see spark_destination.request_json)")
+    preview.add_argument(
+        "--dialect",
+        default="spark_iceberg",
+        help="SQL dialect to render: spark_iceberg (default) or databricks_delta",
+    )
     preview.set_defaults(func=cmd_preview)
 
     for name, helptext, func in (

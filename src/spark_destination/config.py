@@ -27,8 +27,34 @@ DEFAULT_MASTER: Final = "local[*]"
 DEFAULT_DRIVER_MEMORY: Final = "2g"
 JAR_SOURCES: Final = ("bundled", "maven")
 
-_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_MEMORY = re.compile(r"^[0-9]+[kmgtKMGT]?$")
+# A catalog name goes into Spark conf keys and SQL: a plain identifier only.
+_CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Spark's byte-size syntax (JavaUtils.byteStringAs); a bare number is MiB for driver memory.
+_MEMORY = re.compile(r"(\d+)\s*([kmgtp]?)b?", re.IGNORECASE)
+_MEMORY_SHIFT: Final = {"": 20, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
+# A warehouse location with a scheme (``file://``, ``s3a://``) rather than a local path.
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_catalog_name(name: str) -> str:
+    """``name``, if it is a plain identifier (letters, digits, underscores)."""
+    if not _CATALOG_NAME.fullmatch(name):
+        raise ConfigurationError(
+            f"catalog name {name!r} must be a plain name (letters, digits, underscores)"
+        )
+    return name
+
+
+def memory_bytes(size: str) -> int:
+    """Spark's memory syntax (``512m``, ``2g``, ``2048`` = MiB) in bytes."""
+    match = _MEMORY.fullmatch(size.strip())
+    if not match:
+        raise ConfigurationError(f"driver memory {size!r} must look like '2g' or '512m'")
+    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
+
+
+def is_uri(location: str) -> bool:
+    return _URI.match(location) is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,14 +89,9 @@ def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
-    catalog = _value(configuration, "catalog", DEFAULT_CATALOG)
-    if not _CATALOG_NAME.match(catalog):
-        raise ConfigurationError(
-            f"catalog {catalog!r} must be a plain name (letters, digits, underscores)"
-        )
+    catalog = check_catalog_name(_value(configuration, "catalog", DEFAULT_CATALOG))
     memory = _value(configuration, "driver_memory", DEFAULT_DRIVER_MEMORY)
-    if not _MEMORY.match(memory):
-        raise ConfigurationError(f"driver_memory {memory!r} must look like '2g' or '512m'")
+    memory_bytes(memory)  # validates
     jar_source = _value(configuration, "jar_source", "bundled").lower()
     if jar_source not in JAR_SOURCES:
         raise ConfigurationError(

@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spark_destination.config import DestinationConfig, parse_config
+from spark_destination.config import DestinationConfig, is_uri, parse_config
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render_plan
 from spark_destination.errors import ConfigurationError
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
@@ -27,6 +29,7 @@ from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.rendered import RenderedPlan
 from spark_destination.requests import (
     AlterTableRequest,
     CreateTableRequest,
@@ -149,6 +152,7 @@ class Engine:
     """Plans, renders and executes requests.
 
     ``defaults`` fill configuration keys a request leaves empty (the ``serve`` command's flags).
+    Every plan is rendered here, once, for ``dialect``; the runtime runs what was rendered.
     """
 
     def __init__(
@@ -157,7 +161,13 @@ class Engine:
         *,
         defaults: Mapping[str, str] | None = None,
         transport: Transport | None = None,
+        dialect: Dialect = DEFAULT,
     ) -> None:
+        if not dialect.executable:
+            raise ConfigurationError(
+                f"dialect {dialect.name!r} cannot be executed by this server: {dialect.missing}"
+            )
+        self._dialect = dialect
         self._sessions = sessions
         self._defaults = dict(defaults or {})
         self._transport = transport
@@ -184,7 +194,7 @@ class Engine:
         """Start Spark with the configuration and check the warehouse can be used."""
         config = self.config(configuration)
         location = _abs(config.warehouse)
-        if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", location):
+        if not is_uri(location):
             try:
                 os.makedirs(location, exist_ok=True)
             except OSError as exc:
@@ -195,7 +205,7 @@ class Engine:
         # Loading the catalog validates its settings and reads the warehouse; a one-row job
         # proves executors run. (The catalog API's setCurrentCatalog is not used: called from
         # a gRPC worker thread it resolves catalogs against another session's settings.)
-        executor.run(Plan(ops=(ListNamespacesOp(catalog=config.catalog),)))
+        executor.run(self._render(Plan(ops=(ListNamespacesOp(catalog=config.catalog),))))
         executor.session.range(1).count()
 
     def describe_table(
@@ -216,7 +226,11 @@ class Engine:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
         return self._apply(
-            config, ref, lambda current: plan_alter_table(request, current, catalog=config.catalog)
+            config,
+            ref,
+            lambda current: plan_alter_table(
+                request, current, catalog=config.catalog, target=self._dialect
+            ),
         )
 
     def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
@@ -262,10 +276,10 @@ class Engine:
                 stack.enter_context(lock)
             executor = self._executor(config)
             tables = {r.name: executor.describe(r) for r in refs}
-            plan = plan_migrate(request, tables, catalog=config.catalog)
+            plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(plan)
+            outcome = executor.run(self._render(plan))
             return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
     def _apply(
@@ -280,8 +294,11 @@ class Engine:
             plan = plan_for(executor.describe(ref))
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(plan, batch)
+            outcome = executor.run(self._render(plan), batch)
             return _report(f"{ref.schema}.{ref.name}", outcome)
+
+    def _render(self, plan: Plan) -> RenderedPlan:
+        return render_plan(plan, self._dialect)
 
 
 def _report(what: str, outcome: Outcome) -> Result:

@@ -39,10 +39,6 @@ class TableMetadataError(DestinationError):
     """A table's stored Fivetran metadata is unreadable: describing it anyway would mislead."""
 
 
-class PlanningError(DestinationError):
-    """The planner cannot turn the request into operations (e.g. an impossible schema change)."""
-
-
 class RenderError(DestinationError):
     """Rendered SQL failed to parse back: a bug in a template or the renderer."""
 

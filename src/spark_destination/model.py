@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
 
 
 class DataType(enum.Enum):
@@ -57,6 +59,11 @@ class DecimalParams:
     scale: int
 
 
+# Fivetran's documented default when a DECIMAL column arrives without params.
+DEFAULT_DECIMAL: Final = DecimalParams(precision=38, scale=10)
+MAX_DECIMAL_PRECISION: Final = 38
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Column:
     """One column as Fivetran describes it."""
@@ -66,6 +73,19 @@ class Column:
     primary_key: bool = False
     decimal: DecimalParams | None = None
     string_byte_length: int | None = None
+
+    @property
+    def decimal_params(self) -> DecimalParams:
+        """The precision and scale a DECIMAL column is stored with (Fivetran's default if none)."""
+        return self.decimal or DEFAULT_DECIMAL
+
+    @property
+    def fivetran_type(self) -> str:
+        """The Fivetran type as users read it in messages: ``DECIMAL(p, s)`` or the type name."""
+        if self.type is DataType.DECIMAL:
+            params = self.decimal_params
+            return f"DECIMAL({params.precision}, {params.scale})"
+        return self.type.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,3 +115,12 @@ FIVETRAN_ID = "_fivetran_id"
 HISTORY_START = "_fivetran_start"
 HISTORY_END = "_fivetran_end"
 HISTORY_ACTIVE = "_fivetran_active"
+
+
+def utc_instant(text: str) -> datetime:
+    """An ISO-8601 instant (``Z`` or an offset; none means UTC) as an aware UTC datetime.
+
+    Raises ValueError for text that is not one.
+    """
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)

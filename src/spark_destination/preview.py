@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import assert_never
 
 from spark_destination.config import parse_config
-from spark_destination.dialects.render import Statement, render_plan
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render_plan
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.rendered import Statement
 from spark_destination.request_json import PreviewInput
 from spark_destination.requests import (
     AlterTableRequest,
@@ -24,14 +27,14 @@ from spark_destination.requests import (
 )
 
 
-def plan_for(preview: PreviewInput) -> Plan:
+def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
     catalog = parse_config(preview.configuration).catalog
     request = preview.request
     match request:
         case CreateTableRequest():
             return plan_create_table(request, preview.existing, catalog=catalog)
         case AlterTableRequest():
-            return plan_alter_table(request, preview.existing, catalog=catalog)
+            return plan_alter_table(request, preview.existing, catalog=catalog, target=dialect)
         case DescribeTableRequest():
             return plan_describe(request, catalog=catalog)
         case TruncateRequest():
@@ -46,7 +49,7 @@ def plan_for(preview: PreviewInput) -> Plan:
                 name: preview.existing_tables.get(name, own.get(name))
                 for name in migrate_tables(request)
             }
-            return plan_migrate(request, tables, catalog=catalog)
+            return plan_migrate(request, tables, catalog=catalog, target=dialect)
         case _:
             assert_never(request)
 
@@ -58,9 +61,12 @@ def format_statements(statements: tuple[Statement, ...], noop_reason: str | None
     for number, statement in enumerate(statements, start=1):
         header = f"-- {number}. {statement.summary}"
         parts.append(header if statement.sql is None else f"{header}\n{statement.sql};")
+        # Every form that can run: the runtime picks one after staging.
+        for form, sql in statement.forms:
+            parts.append(f"-- {number}. {statement.summary}, or instead when {form.value}:\n{sql};")
     return "\n\n".join(parts) + "\n"
 
 
-def preview(preview_input: PreviewInput) -> str:
-    plan = plan_for(preview_input)
-    return format_statements(render_plan(plan), plan.noop_reason)
+def preview(preview_input: PreviewInput, dialect: Dialect = DEFAULT) -> str:
+    plan = plan_for(preview_input, dialect)
+    return format_statements(render_plan(plan, dialect), plan.noop_reason)

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from spark_destination.errors import InvalidRequestError
@@ -61,6 +60,7 @@ from spark_destination.model import (
     Encryption,
     FileParams,
     Table,
+    utc_instant,
 )
 from spark_destination.requests import (
     AddColumnInHistoryMode,
@@ -130,11 +130,6 @@ def parse_table(data: Mapping[str, Any], name: str | None = None) -> Table:
     return Table(name=table_name, columns=parsed)
 
 
-def parse_timestamp(text: str) -> datetime:
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def _file_params(data: Mapping[str, Any]) -> FileParams:
     return FileParams(
         compression=Compression[str(data.get("compression", "ZSTD")).upper()],
@@ -169,7 +164,7 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
             request = TruncateRequest(
                 target=TableName(schema=schema, table=table_name),
                 synced_column=str(data.get("synced_column", "_fivetran_synced")),
-                utc_delete_before=parse_timestamp(str(data["utc_delete_before"])),
+                utc_delete_before=utc_instant(str(data["utc_delete_before"])),
                 soft=SoftTruncate(deleted_column=str(deleted)) if deleted else None,
             )
         case "write_batch":

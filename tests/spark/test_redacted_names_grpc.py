@@ -106,9 +106,7 @@ def exercise(dest: Destination, read_rows) -> None:  # noqa: ANN001 - a callable
     assert sorted(r["url"] for r in read_rows("pages")) == ["https://a", "https://b"]
 
 
-def test_sensitive_column_names_with_spark_default_redaction(
-    dest: Destination, lake: Lake
-) -> None:
+def test_sensitive_column_names_with_spark_default_redaction(dest: Destination, lake: Lake) -> None:
     # Sanity check of the premise: the display path really is redacted on this session.
     exercise(dest, lambda table: lake.rows(dest.schema, table))
     shown = lake.session.newSession().sql(

@@ -52,3 +52,47 @@ class SqlSnapshotExtension(SingleFileSnapshotExtension):
 @pytest.fixture
 def sql_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(SqlSnapshotExtension)
+
+
+# --- rendering helpers shared by the golden tests -------------------------------------------
+
+from spark_destination.dialects.base import Dialect  # noqa: E402
+from spark_destination.dialects.registry import DIALECTS  # noqa: E402
+from spark_destination.dialects.render import finalize, render  # noqa: E402
+from spark_destination.planner.ir import Op  # noqa: E402
+from spark_destination.rendered import Form, Statement  # noqa: E402
+
+
+def golden_params(cases: object) -> list[tuple[str, str]]:
+    """``(case, dialect)`` for every case and every registered dialect."""
+    assert isinstance(cases, dict)
+    return [(case, name) for case in cases for name in DIALECTS]
+
+
+def rendered(op: Op, dialect: str) -> tuple[Statement, ...]:
+    return render(op, DIALECTS[dialect])
+
+
+def golden_text(op: Op, dialect: str, form: Form | None = None) -> str:
+    """The golden file of one op: its statements (or one alternative form), one per
+    paragraph."""
+    statements = rendered(op, dialect)
+    texts = []
+    for statement in statements:
+        sql = statement.sql if form is None else statement.form(form)
+        assert sql is not None
+        texts.append(sql)
+    return ";\n\n".join(texts) + "\n"
+
+
+def assert_parses_back(statement: Statement, dialect: Dialect) -> None:
+    """Every form of ``statement`` is one statement the dialect's own sqlglot reader parses
+    strictly, and printing it again changes nothing (rendering is a fixpoint)."""
+    import sqlglot
+    from sqlglot.errors import ErrorLevel
+
+    for sql in (statement.sql, *(text for _, text in statement.forms)):
+        assert sql is not None
+        parsed = sqlglot.parse(sql, read=dialect.sqlglot_dialect, error_level=ErrorLevel.RAISE)
+        assert len(parsed) == 1
+        assert finalize(dialect, sql, command=True) == sql

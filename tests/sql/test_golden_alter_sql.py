@@ -6,8 +6,7 @@ import pytest
 import sqlglot
 from syrupy.assertion import SnapshotAssertion
 
-from spark_destination.dialects import spark_iceberg
-from spark_destination.dialects.render import finalize, render
+from spark_destination.dialects.registry import DIALECTS
 from spark_destination.model import Column, DataType, DecimalParams
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
@@ -19,6 +18,7 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     TableRef,
 )
+from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
@@ -81,31 +81,24 @@ CASES: dict[str, Op] = {
         not_null=(CONVERSIONS[0], change(None, col("region", DataType.STRING, pk=True))),
     ),
     "check_unique_key": CheckUniqueKeyOp(table=TABLE, key=(change(ID_INT, ID_INT), CONVERSIONS[0])),
-    "rewrite_table": RewriteTableOp(
-        table=ODD_TABLE, columns=REWRITE, properties=spark_iceberg.TABLE_PROPERTIES
-    ),
+    "rewrite_table": RewriteTableOp(table=ODD_TABLE, columns=REWRITE),
 }
 
 
-@pytest.mark.parametrize(
-    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
-)
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_alter_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    statement = render(CASES[case])
-    assert statement.sql is not None
-    assert statement.sql + "\n" == sql_snapshot
+    assert golden_text(CASES[case], dialect) == sql_snapshot
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_alter_sql_is_stable_under_parse_back(case: str) -> None:
-    statement = render(CASES[case])
-    assert statement.sql is not None
-    assert finalize(statement.sql) == statement.sql
-    assert len(sqlglot.parse(statement.sql, read="spark")) == 1
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
+def test_alter_sql_parses_back_strictly(case: str, dialect: str) -> None:
+    for statement in rendered(CASES[case], dialect):
+        assert_parses_back(statement, DIALECTS[dialect])
 
 
 def test_rewrite_keeps_key_columns_not_null_and_reads_the_table_itself() -> None:
-    sql = render(CASES["rewrite_table"]).sql
+    (statement,) = rendered(CASES["rewrite_table"], "spark_iceberg")
+    sql = statement.sql
     assert sql is not None
     assert sql.startswith("CREATE OR REPLACE TABLE `lake`.`my-schema.v2`.`order ``items`` 2024`")
     assert sql.rstrip().endswith("FROM `lake`.`my-schema.v2`.`order ``items`` 2024`")
@@ -119,7 +112,8 @@ def test_rewrite_keeps_key_columns_not_null_and_reads_the_table_itself() -> None
 
 
 def test_check_reports_two_outputs_per_fallible_conversion_and_one_per_key_column() -> None:
-    sql = render(CASES["check_conversions"]).sql
+    (statement,) = rendered(CASES["check_conversions"], "spark_iceberg")
+    sql = statement.sql
     assert sql is not None
     tree = sqlglot.parse_one(sql, read="spark")
     names = [e.alias for e in tree.expressions]

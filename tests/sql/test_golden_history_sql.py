@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-import sqlglot
 from syrupy.assertion import SnapshotAssertion
 
-from spark_destination.dialects.render import finalize, render
+from spark_destination.dialects.registry import DIALECTS
 from spark_destination.model import Column, DataType, DecimalParams
 from spark_destination.planner.ir import (
     CheckValuesOp,
@@ -18,6 +17,7 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
@@ -77,25 +77,20 @@ CASES: dict[str, Op] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
-)
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_history_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    statement = render(CASES[case])
-    assert statement.sql is not None
-    assert statement.sql + "\n" == sql_snapshot
+    assert golden_text(CASES[case], dialect) == sql_snapshot
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_history_sql_is_stable_under_parse_back(case: str) -> None:
-    statement = render(CASES[case])
-    assert statement.sql is not None
-    assert finalize(statement.sql) == statement.sql
-    assert len(sqlglot.parse(statement.sql, read="spark")) == 1
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
+def test_history_sql_parses_back_strictly(case: str, dialect: str) -> None:
+    for statement in rendered(CASES[case], dialect):
+        assert_parses_back(statement, DIALECTS[dialect])
 
 
 def test_history_merge_closes_one_millisecond_before_the_earliest_start() -> None:
-    sql = render(CASES["merge_history"]).sql
+    (statement,) = rendered(CASES["merge_history"], "spark_iceberg")
+    sql = statement.sql
     assert sql is not None
     assert "THEN `__sd_earliest` - INTERVAL '1' MILLISECOND" in sql
     # The earliest/delete matches never use _fivetran_start as part of the key: the stored

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import sqlglot
 from syrupy.assertion import SnapshotAssertion
 
-from spark_destination.dialects.render import finalize, render_plan
+from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import render_plan
 from spark_destination.preview import plan_for, preview
 from spark_destination.request_json import parse_request
+from tests.sql.conftest import assert_parses_back, golden_params
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
@@ -157,17 +158,13 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
-)
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_migrate_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    assert preview(parse_request(CASES[case])) == sql_snapshot
+    assert preview(parse_request(CASES[case]), DIALECTS[dialect]) == sql_snapshot
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_migrate_sql_is_stable_under_parse_back(case: str) -> None:
-    for statement in render_plan(plan_for(parse_request(CASES[case]))):
-        assert statement.sql is not None
-        command = statement.sql.startswith("ALTER TABLE") and "IDENTIFIER FIELDS" in statement.sql
-        assert finalize(statement.sql, command=command) == statement.sql
-        assert len(sqlglot.parse(statement.sql, read="spark")) == 1
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
+def test_migrate_sql_parses_back_strictly(case: str, dialect: str) -> None:
+    chosen = DIALECTS[dialect]
+    for statement in render_plan(plan_for(parse_request(CASES[case]), chosen), chosen):
+        assert_parses_back(statement, chosen)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
 from spark_destination.model import Column, DataType, DecimalParams, Table
 from spark_destination.planner import metadata
@@ -21,7 +22,7 @@ from spark_destination.planner.ir import (
     DropNotNullOp,
     Plan,
     RewriteTableOp,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
     SetPropertiesOp,
 )
 from spark_destination.requests import AlterTableRequest
@@ -40,8 +41,8 @@ def plan(*columns: Column, drop: bool = False, current: Table = CURRENT) -> Plan
     request = AlterTableRequest(
         schema="s", table=Table(name="orders", columns=columns), drop_columns=drop
     )
-    result = plan_alter_table(request, current, catalog="lake")
-    render_plan(result)  # every planned op renders and parses back
+    result = plan_alter_table(request, current, catalog="lake", target=SPARK_ICEBERG)
+    render_plan(result, SPARK_ICEBERG)  # every planned op renders and parses back
     return result
 
 
@@ -129,7 +130,7 @@ def test_other_type_changes_rewrite_the_table_after_a_check(
     changed = replace(column, type=target, decimal=None)
     result = plan(*with_column(changed))
     rewrite = next(op for op in result.ops if isinstance(op, RewriteTableOp))
-    assert kinds(result)[-3:] == [RewriteTableOp, SetIdentifierFieldsOp, SetPropertiesOp]
+    assert kinds(result)[-3:] == [RewriteTableOp, SetPrimaryKeyOp, SetPropertiesOp]
     assert ColumnChange(source=column, target=changed) in rewrite.columns
     assert [c.target.name for c in rewrite.columns] == [c.name for c in CURRENT.columns]
 
@@ -137,7 +138,7 @@ def test_other_type_changes_rewrite_the_table_after_a_check(
 def test_conversions_that_cannot_fail_skip_the_check() -> None:
     assert kinds(plan(*with_column(replace(COUNT, type=DataType.STRING)))) == [
         RewriteTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         SetPropertiesOp,
     ]
 
@@ -148,7 +149,7 @@ def test_decimal_scale_change_rewrites() -> None:
     assert kinds(result) == [
         CheckConversionsOp,
         RewriteTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         SetPropertiesOp,
     ]
 
@@ -164,7 +165,7 @@ def test_key_column_joining_rewrites_after_null_and_uniqueness_checks() -> None:
         CheckConversionsOp,
         CheckUniqueKeyOp,
         RewriteTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         SetPropertiesOp,
     ]
     check, unique, _, ident, _ = result.ops
@@ -173,7 +174,7 @@ def test_key_column_joining_rewrites_after_null_and_uniqueness_checks() -> None:
     ]
     assert isinstance(unique, CheckUniqueKeyOp)
     assert [c.target.name for c in unique.key] == ["id", "region"]
-    assert isinstance(ident, SetIdentifierFieldsOp) and ident.columns == ("id", "region")
+    assert isinstance(ident, SetPrimaryKeyOp) and ident.columns == ("id", "region")
 
 
 def test_new_key_column_is_added_by_the_rewrite() -> None:
@@ -188,14 +189,14 @@ def test_key_column_leaving_is_in_place_after_a_uniqueness_check() -> None:
     result = plan(ID, REGION, NOTE, current=current)
     assert kinds(result) == [
         CheckUniqueKeyOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         DropNotNullOp,
         SetPropertiesOp,
     ]
     dropped = plan(ID, NOTE, drop=True, current=current)
     assert kinds(dropped) == [
         CheckUniqueKeyOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         DropColumnsOp,
         SetPropertiesOp,
     ]
@@ -207,7 +208,7 @@ def test_key_type_change_checks_uniqueness_of_converted_values() -> None:
     assert kinds(leaving) == [
         CheckUniqueKeyOp,
         RewriteTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         DropNotNullOp,
         SetPropertiesOp,
     ]
@@ -215,7 +216,7 @@ def test_key_type_change_checks_uniqueness_of_converted_values() -> None:
     assert kinds(result) == [
         CheckUniqueKeyOp,
         RewriteTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         SetPropertiesOp,
     ]
 
@@ -239,7 +240,7 @@ def test_drop_columns_false_keeps_missing_columns_true_drops_them() -> None:
 def test_missing_table_and_bad_definitions_are_refused() -> None:
     request = AlterTableRequest(schema="s", table=CURRENT)
     with pytest.raises(InvalidRequestError, match="does not exist"):
-        plan_alter_table(request, None, catalog="lake")
+        plan_alter_table(request, None, catalog="lake", target=SPARK_ICEBERG)
     with pytest.raises(InvalidRequestError, match="differs only in case"):
         plan(*CURRENT.columns, Column(name="Note", type=DataType.STRING))
     with pytest.raises(InvalidRequestError, match="UNSPECIFIED"):

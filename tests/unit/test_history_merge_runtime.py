@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from pyspark.sql.types import StructType
 
+from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.model import Column, DataType
 from spark_destination.planner.ir import MergeHistoryOp, Plan, TableRef
 from spark_destination.runtime import executor as executor_module
@@ -97,6 +99,6 @@ def test_history_merge_distribution_mode(
     # The table's properties come from the catalog API (not SHOW TBLPROPERTIES, which redacts).
     monkeypatch.setattr(executor_module, "load_table", load_table)
     executor = Executor(session, transport=Transport.ARROW)  # type: ignore[arg-type]
-    executor.run(Plan(ops=(OP,)))
+    executor.run(render_plan(Plan(ops=(OP,)), SPARK_ICEBERG))
     assert session.merges == [expected]
     assert session.conf.values == conf  # nothing left behind in the session

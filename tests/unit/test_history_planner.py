@@ -54,7 +54,9 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
     assert isinstance(check, CheckValuesOp) and isinstance(merge, MergeHistoryOp)
     assert check.key == merge.key == ("id",)
     assert dict(check.required)["_fivetran_start"] == (
-        RowOp.EARLIEST_START, RowOp.UPDATE, RowOp.UPSERT
+        RowOp.EARLIEST_START,
+        RowOp.UPDATE,
+        RowOp.UPSERT,
     )
     assert RowOp.DELETE not in dict(check.required)["_fivetran_start"]
     assert merge.null_string == "NULL!" and merge.unmodified_string == "UNMOD!"
@@ -74,8 +76,9 @@ def test_a_table_without_history_columns_is_rejected() -> None:
 
 def test_unknown_columns_and_missing_keys_are_rejected() -> None:
     ghost = Table(name="hist", columns=(*COLUMNS, Column(name="ghost", type=DataType.INT)))
-    bad = WriteHistoryBatchRequest(schema="s", table=ghost, update_files=("u.csv",),
-                                   file_params=PARAMS, keys={"u.csv": b"k"})
+    bad = WriteHistoryBatchRequest(
+        schema="s", table=ghost, update_files=("u.csv",), file_params=PARAMS, keys={"u.csv": b"k"}
+    )
     with pytest.raises(InvalidRequestError, match="ghost"):
         plan_write_history_batch(bad, TABLE, catalog="lake")
     with pytest.raises(InvalidRequestError, match="no decryption key"):
@@ -96,15 +99,22 @@ def test_history_key_excludes_start_and_falls_back_to_fivetran_id() -> None:
 
 
 def test_preview_shows_the_history_merge() -> None:
-    text = preview(parse_request({
-        "request": "write_history_batch",
-        "schema": "s",
-        "table": {"name": "hist", "columns": {c.name: c.type.name for c in COLUMNS},
-                  "primary_key": ["id", "_fivetran_start"]},
-        "earliest_start_files": ["e.csv"],
-        "update_files": ["u.csv"],
-        "file_params": {"null_string": "n", "unmodified_string": "u"},
-    }))
+    text = preview(
+        parse_request(
+            {
+                "request": "write_history_batch",
+                "schema": "s",
+                "table": {
+                    "name": "hist",
+                    "columns": {c.name: c.type.name for c in COLUMNS},
+                    "primary_key": ["id", "_fivetran_start"],
+                },
+                "earliest_start_files": ["e.csv"],
+                "update_files": ["u.csv"],
+                "file_params": {"null_string": "n", "unmodified_string": "u"},
+            }
+        )
+    )
     assert "stage view 'sd_batch' from [earliest_start:e.csv, update:u.csv]" in text
     assert "merge history batch into 'hist'" in text
     assert "MERGE INTO `lake`.`s`.`hist`" in text
@@ -120,8 +130,12 @@ def test_truncate_of_a_history_table_keeps_its_history() -> None:
     before = datetime(2024, 1, 1, tzinfo=UTC)
     target = TableName(schema="s", table="hist")
     soft = plan_truncate(
-        TruncateRequest(target=target, synced_column="_fivetran_synced", utc_delete_before=before,
-                        soft=SoftTruncate(deleted_column="_fivetran_deleted")),
+        TruncateRequest(
+            target=target,
+            synced_column="_fivetran_synced",
+            utc_delete_before=before,
+            soft=SoftTruncate(deleted_column="_fivetran_deleted"),
+        ),
         TABLE,
         catalog="lake",
     )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from spark_destination.dialects import spark_iceberg
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
 from spark_destination.model import Column, DataType, Table
 from spark_destination.planner import metadata
@@ -27,7 +27,7 @@ from spark_destination.planner.ir import (
     RenameColumnOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
     SetPropertiesOp,
     TableRef,
 )
@@ -85,7 +85,7 @@ def request(operation: MigrationOperation, table: str = "t") -> MigrateRequest:
 def plan(operation: MigrationOperation, **tables: Table | None) -> Plan:
     migration = request(operation)
     state = {name: tables.get(name) for name in migrate_tables(migration)}
-    return plan_migrate(migration, state, catalog="lake")
+    return plan_migrate(migration, state, catalog="lake", target=SPARK_ICEBERG)
 
 
 def kinds(result: Plan) -> list[type]:
@@ -222,16 +222,16 @@ def test_rename_column_in_every_state() -> None:
 def test_copy_and_rename_table_in_every_state() -> None:
     u = Table(name="u", columns=SOFT.columns)
     copy = CopyTable(from_table="t", to_table="u")
-    assert kinds(plan(copy, t=SOFT)) == [CreateTableOp, SetIdentifierFieldsOp, CopyRowsOp]
-    assert kinds(plan(copy, t=SOFT, u=u)) == [SetIdentifierFieldsOp, CopyRowsOp]
+    assert kinds(plan(copy, t=SOFT)) == [CreateTableOp, SetPrimaryKeyOp, CopyRowsOp]
+    assert kinds(plan(copy, t=SOFT, u=u)) == [SetPrimaryKeyOp, CopyRowsOp]
     rename = RenameTable(from_table="t", to_table="u")
     assert kinds(plan(rename, t=SOFT)) == [
         CreateTableOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         CopyRowsOp,
         DropTableOp,
     ]
-    assert kinds(plan(rename, t=SOFT, u=u)) == [SetIdentifierFieldsOp, CopyRowsOp, DropTableOp]
+    assert kinds(plan(rename, t=SOFT, u=u)) == [SetPrimaryKeyOp, CopyRowsOp, DropTableOp]
     assert plan(rename, u=u).noop_reason is not None
     other = Table(name="u", columns=SOFT.columns[:2])
     with pytest.raises(InvalidRequestError, match="already exists with other columns"):
@@ -257,7 +257,7 @@ def test_copy_table_to_history_mode_drops_the_soft_delete_column() -> None:
         "_fivetran_end",
         "_fivetran_active",
     ]
-    assert ident == SetIdentifierFieldsOp(table=create.table, columns=("id", "_fivetran_start"))
+    assert ident == SetPrimaryKeyOp(table=create.table, columns=("id", "_fivetran_start"))
     assert rows.deleted == "_fivetran_deleted" and rows.synced == "_fivetran_synced"
     # No such column in the source: every row is active.
     absent = plan(
@@ -280,9 +280,8 @@ def test_soft_delete_to_history_rewrites_the_table_in_one_commit() -> None:
         start="_fivetran_start",
         end="_fivetran_end",
         active="_fivetran_active",
-        properties=spark_iceberg.TABLE_PROPERTIES,
     )
-    assert ident == SetIdentifierFieldsOp(table=ref, columns=("id", "_fivetran_start"))
+    assert ident == SetPrimaryKeyOp(table=ref, columns=("id", "_fivetran_start"))
     assert (end, active) == (
         DropNotNullOp(table=ref, column="_fivetran_end"),
         DropNotNullOp(table=ref, column="_fivetran_active"),
@@ -311,13 +310,13 @@ def test_soft_delete_to_history_resumes_after_the_rewrite() -> None:
         ),
     )
     assert kinds(plan(operation, t=rewritten)) == [
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         DropNotNullOp,
         DropNotNullOp,
         SetPropertiesOp,
     ]
     ident, *_, meta = plan(operation, t=rewritten).ops
-    assert ident == SetIdentifierFieldsOp(table=HISTORY_REF, columns=("id", "_fivetran_start"))
+    assert ident == SetPrimaryKeyOp(table=HISTORY_REF, columns=("id", "_fivetran_start"))
     assert tuple(stored(meta).values()) == HISTORY.columns
     # Done: nothing left (the metadata names _fivetran_start as a key column).
     assert plan(operation, t=HISTORY).noop_reason is not None
@@ -351,7 +350,7 @@ def test_history_to_soft_delete_in_place_and_after_an_interruption() -> None:
         SetPropertiesOp,
         AddColumnsOp,
         KeepLatestVersionsOp,
-        SetIdentifierFieldsOp,
+        SetPrimaryKeyOp,
         DropColumnsOp,
         SetPropertiesOp,
     ]

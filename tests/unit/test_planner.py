@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from spark_destination.config import parse_config
+from spark_destination.dialects.render import render
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.errors import ConfigurationError, InvalidRequestError, TableMetadataError
 from spark_destination.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.planner import metadata
@@ -16,7 +18,7 @@ from spark_destination.planner.ir import (
     CreateNamespaceOp,
     CreateTableOp,
     MergeBatchOp,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
     TruncateOp,
@@ -50,12 +52,15 @@ def write_request(table: Table = ORDERS, **files: tuple[str, ...]) -> WriteBatch
 def test_create_table_creates_namespace_table_and_identifier_fields() -> None:
     plan = plan_create_table(CreateTableRequest(schema="s", table=ORDERS), None, catalog="lake")
     kinds = [type(op) for op in plan.ops]
-    assert kinds == [CreateNamespaceOp, CreateTableOp, SetIdentifierFieldsOp]
+    assert kinds == [CreateNamespaceOp, CreateTableOp, SetPrimaryKeyOp]
     create = plan.ops[1]
     assert isinstance(create, CreateTableOp)
     stored = dict(create.properties)[metadata.PROPERTY]
     assert metadata.decode(stored) == {c.name: c for c in ORDERS.columns}
-    assert ("write.merge.mode", "merge-on-read") in create.properties
+    # The table format's properties are the dialect's, added when the statement is rendered.
+    assert all(key != "write.merge.mode" for key, _ in create.properties)
+    (rendered,) = render(create, SPARK_ICEBERG)
+    assert rendered.sql is not None and "'write.merge.mode'='merge-on-read'" in rendered.sql
 
 
 def test_create_table_refuses_an_existing_table() -> None:
@@ -155,7 +160,7 @@ def test_empty_sentinels_mean_no_sentinel() -> None:
 def test_alter_table_adds_missing_columns_and_keeps_absent_ones() -> None:
     extra = Column(name="extra", type=DataType.STRING)
     request = AlterTableRequest(schema="s", table=Table(name="orders", columns=(ID, extra)))
-    add, props = plan_alter_table(request, ORDERS, catalog="lake").ops
+    add, props = plan_alter_table(request, ORDERS, catalog="lake", target=SPARK_ICEBERG).ops
     assert isinstance(add, AddColumnsOp) and add.columns == (extra,)
     assert isinstance(props, SetPropertiesOp)
     stored = metadata.decode(dict(props.properties)[metadata.PROPERTY])
@@ -164,7 +169,7 @@ def test_alter_table_adds_missing_columns_and_keeps_absent_ones() -> None:
 
 def test_alter_table_with_nothing_new_is_a_noop() -> None:
     request = AlterTableRequest(schema="s", table=ORDERS)
-    assert plan_alter_table(request, ORDERS, catalog="lake").noop_reason
+    assert plan_alter_table(request, ORDERS, catalog="lake", target=SPARK_ICEBERG).noop_reason
 
 
 def test_truncate_cuts_at_milliseconds_and_missing_table_is_a_noop() -> None:

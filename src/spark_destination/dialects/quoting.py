@@ -26,18 +26,12 @@ def qualified(*parts: str) -> str:
     return ".".join(ident(p) for p in parts)
 
 
-def column_of(alias: str, name: str) -> str:
-    return f"{ident(alias)}.{ident(name)}"
-
-
 def string_literal(value: str) -> str:
     return exp.Literal.string(value).sql(dialect=SQLGLOT_DIALECT)
 
 
-def timestamp_literal(value: datetime) -> str:
-    """A UTC ``TIMESTAMP '…'`` literal with microsecond precision (what Spark stores)."""
+def utc_timestamp_text(value: datetime) -> str:
+    """``value`` in UTC with microsecond precision (what Spark and Delta store), as the text of
+    a timestamp literal; a naive value is taken as UTC."""
     utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    text = utc.strftime("%Y-%m-%d %H:%M:%S.%f")
-    return exp.cast(exp.Literal.string(text), exp.DataType.build("TIMESTAMP")).sql(
-        dialect=SQLGLOT_DIALECT
-    )
+    return utc.strftime("%Y-%m-%d %H:%M:%S.%f")

@@ -5,9 +5,10 @@ Each column of the target is classified against the stored one:
 * unchanged, or changed in Fivetran metadata only (SHORT <-> INT, STRING <-> JSON/XML/
   NAIVE_TIME, string byte length): only the ``fivetran.columns`` property changes (narrowing
   ones such as INT -> SHORT are checked first);
-* widened in place where Iceberg can (int -> long, float -> double, decimal precision up);
-* anything else (and any column joining the primary key, since Iceberg cannot make a column
-  required) needs a rewrite of the table: one ``CREATE OR REPLACE TABLE ... AS SELECT``.
+* widened in place where the target can (``Target.widens_in_place``);
+* anything else (and any column joining the primary key: it must become NOT NULL, which
+  Iceberg cannot do in place; every target takes the same path) needs a rewrite of the
+  table: one ``CREATE OR REPLACE TABLE ... AS SELECT``.
 
 Every plan first runs read-only checks (values convert, the new key has no NULL and is
 unique), so a request that cannot succeed changes nothing. The ``fivetran.columns`` property
@@ -20,9 +21,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from spark_destination.dialects import spark_iceberg
 from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import Column, DataType, Table
+from spark_destination.model import DataType, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -35,18 +35,18 @@ from spark_destination.planner.ir import (
     Op,
     Plan,
     RewriteTableOp,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
     SetPropertiesOp,
     TableRef,
 )
 from spark_destination.planner.tables import table_ref, validate_columns
+from spark_destination.planner.target import Target
 from spark_destination.requests import AlterTableRequest
 
-# Iceberg refuses floating-point identifier fields.
-_NO_KEY_TYPES = frozenset({DataType.FLOAT, DataType.DOUBLE})
 
-
-def plan_alter_table(request: AlterTableRequest, current: Table | None, *, catalog: str) -> Plan:
+def plan_alter_table(
+    request: AlterTableRequest, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
     ref = table_ref(catalog, request.schema, request.table.name)
     validate_columns(request.table)
     if current is None:
@@ -62,10 +62,10 @@ def plan_alter_table(request: AlterTableRequest, current: Table | None, *, catal
 
     for change in changes:
         source = change.source
-        if source is not None and not spark_iceberg.convertible(source, change.target):
+        if source is not None and not target.convertible(source, change.target):
             raise UnsupportedOperationError(
                 f"column {source.name!r} of table {current.name!r} cannot change from "
-                f"{_type_text(source)} to {_type_text(change.target)}: no conversion exists "
+                f"{source.fivetran_type} to {change.target.fivetran_type}: no conversion exists "
                 "between these types; the table was not changed"
             )
 
@@ -75,20 +75,22 @@ def plan_alter_table(request: AlterTableRequest, current: Table | None, *, catal
     joining = tuple(c for c in key_changes if c.source is None or not c.source.primary_key)
     leaving = tuple(c.target.name for c in changes if c.source is not None and c.source.primary_key)
     leaving = tuple(n for n in leaving if n not in new_key)
-    rewritten = tuple(c for c in changes if _needs_rewrite(c))
+    rewritten = tuple(c for c in changes if _needs_rewrite(target, c))
     key_set_changed = set(new_key) != set(old_key)
 
     if key_set_changed or any(c in rewritten for c in key_changes):
-        floating = [c.target.name for c in key_changes if c.target.type in _NO_KEY_TYPES]
-        if floating:
+        refused = [c.target for c in key_changes if not target.key_type_allowed(c.target.type)]
+        if refused:
+            types = "/".join(t.name for t in DataType if not target.key_type_allowed(t))
             raise UnsupportedOperationError(
-                f"table {current.name!r}: FLOAT/DOUBLE column(s) {_names(floating)} cannot be "
-                "in the primary key (Iceberg identifier fields); the table was not changed"
+                f"table {current.name!r}: {types} column(s) {_names([c.name for c in refused])} "
+                f"cannot be in the primary key of a table in {target.table_format}; the table "
+                "was not changed"
             )
 
     ops: list[Op] = []
     checked = tuple(
-        c for c in changes if c.source is not None and c.target != c.source and _checked(c)
+        c for c in changes if c.source is not None and c.target != c.source and _checked(target, c)
     )
     if checked or joining:
         ops.append(CheckConversionsOp(table=ref, conversions=checked, not_null=joining))
@@ -98,15 +100,13 @@ def plan_alter_table(request: AlterTableRequest, current: Table | None, *, catal
         ops.append(CheckUniqueKeyOp(table=ref, key=key_changes))
 
     if rewritten or joining or (old_key and not new_key):
-        ops.append(
-            RewriteTableOp(table=ref, columns=changes, properties=spark_iceberg.TABLE_PROPERTIES)
-        )
+        ops.append(RewriteTableOp(table=ref, columns=changes))
         if new_key:
-            ops.append(SetIdentifierFieldsOp(table=ref, columns=new_key))
+            ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))
         # The query keeps a required column required; only key columns may stay so.
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]
     else:
-        ops += _in_place(ref, changes, dropped, new_key, leaving, key_set_changed)
+        ops += _in_place(target, ref, changes, dropped, new_key, leaving, key_set_changed)
     ops.append(
         SetPropertiesOp(table=ref, properties=((metadata.PROPERTY, metadata.encode(final)),))
     )
@@ -146,6 +146,7 @@ def target_columns(
 
 
 def _in_place(
+    target: Target,
     ref: TableRef,
     changes: tuple[ColumnChange, ...],
     dropped: tuple[str, ...],
@@ -158,32 +159,29 @@ def _in_place(
     if added:
         ops.append(AddColumnsOp(table=ref, columns=added))
     for change in changes:
-        if change.source is not None and spark_iceberg.widens_in_place(
-            change.source, change.target
-        ):
+        if change.source is not None and target.widens_in_place(change.source, change.target):
             ops.append(AlterColumnTypeOp(table=ref, column=change.target))
     if key_set_changed:
-        # Before dropping a column that left the key: Iceberg keeps identifier fields alive.
-        ops.append(SetIdentifierFieldsOp(table=ref, columns=new_key))
+        # Before dropping a column that left the key: a key column cannot be dropped.
+        ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]
     if dropped:
         ops.append(DropColumnsOp(table=ref, columns=dropped))
     return ops
 
 
-def _needs_rewrite(change: ColumnChange) -> bool:
+def _needs_rewrite(target: Target, change: ColumnChange) -> bool:
     source = change.source
     if source is None:
         return False
     return not (
-        spark_iceberg.same_storage(source, change.target)
-        or spark_iceberg.widens_in_place(source, change.target)
+        target.same_storage(source, change.target) or target.widens_in_place(source, change.target)
     )
 
 
-def _checked(change: ColumnChange) -> bool:
+def _checked(target: Target, change: ColumnChange) -> bool:
     assert change.source is not None
-    return spark_iceberg.conversion_can_fail(change.source, change.target)
+    return target.conversion_can_fail(change.source, change.target)
 
 
 def _check_names(requested: Table, current: Table) -> None:
@@ -204,13 +202,6 @@ def _check_names(requested: Table, current: Table) -> None:
             f"table {requested.name!r} declares columns {_names(clashes)} that differ only in "
             "case; Spark treats them as the same column"
         )
-
-
-def _type_text(column: Column) -> str:
-    if column.type is DataType.DECIMAL:
-        params = spark_iceberg.decimal_params(column)
-        return f"DECIMAL({params.precision}, {params.scale})"
-    return column.type.name
 
 
 def _names(names: list[str]) -> str:

@@ -16,7 +16,7 @@ from spark_destination.model import Column, FileKind
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableRef:
-    """A fully qualified Iceberg table: ``catalog.schema.name``."""
+    """A fully qualified table: ``catalog.schema.name``."""
 
     catalog: str
     schema: str
@@ -54,7 +54,11 @@ class CreateNamespaceOp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTableOp:
-    """Create an Iceberg table; key columns are declared NOT NULL (identifier fields need it)."""
+    """Create a table; key columns are declared NOT NULL (a primary key needs it).
+
+    ``properties`` are the destination's own (Fivetran metadata); the dialect adds its table
+    format's properties when it renders the statement.
+    """
 
     table: TableRef
     columns: tuple[Column, ...]
@@ -62,7 +66,9 @@ class CreateTableOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SetIdentifierFieldsOp:
+class SetPrimaryKeyOp:
+    """Make ``columns`` (NOT NULL already) the table's primary key, replacing any other."""
+
     table: TableRef
     columns: tuple[str, ...]
 
@@ -114,16 +120,20 @@ class CheckValuesOp:
     # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
 
+    def required_ops(self, name: str) -> tuple[RowOp, ...]:
+        """The row operations on which column ``name`` must hold a real value."""
+        return next((ops for column, ops in self.required if column == name), ())
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeBatchOp:
-    """Apply a whole WriteBatch with one MERGE (one Iceberg commit).
+    """Apply a whole WriteBatch with one MERGE (one commit).
 
     The staged rows of a key that occurs more than once (``DUP_COLUMN``) are first folded, in
     ``SEQ_COLUMN`` order, into one source row: per column the last value that is not the
     unmodified sentinel; the op is delete if any row deletes, else upsert if any row upserts,
-    else update. The runtime drops the fold (``fold_repeated_keys=False``) when staging found no
-    repeated key, the usual case, which saves an aggregation branch.
+    else update. The renderer also gives the form without the fold; the runtime runs it when
+    staging found no repeated key, the usual case, which saves an aggregation branch.
     """
 
     table: TableRef
@@ -133,12 +143,11 @@ class MergeBatchOp:
     null_string: str | None
     unmodified_string: str | None
     has_upserts: bool
-    fold_repeated_keys: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeHistoryOp:
-    """Apply a whole WriteHistoryBatch (SCD type 2) with one MERGE (one Iceberg commit).
+    """Apply a whole WriteHistoryBatch (SCD type 2) with one MERGE (one commit).
 
     ``key`` is the source primary key *without* ``start``. The MERGE source is computed from
     the staged view and the table as it was before the request (one snapshot), so the "before"
@@ -333,7 +342,7 @@ class ColumnChange:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AlterColumnTypeOp:
-    """Widen a column in place (Iceberg: int -> long, float -> double, decimal precision up)."""
+    """Widen a column in place (where the target's ``widens_in_place`` allows it)."""
 
     table: TableRef
     column: Column
@@ -370,30 +379,25 @@ class CheckUniqueKeyOp:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteTableOp:
     """Rewrite the table with ``columns`` (conversions applied, key columns NOT NULL) in one
-    atomic Iceberg commit: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t``.
+    atomic commit: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t`` (the dialect adds its
+    table format's properties).
 
-    Iceberg keeps the table's other properties and its snapshot history, and drops the
-    identifier fields (set them again afterwards). The runtime runs it in a session whose
-    catalog keeps the query's nullability (``use-nullable-query-schema = false``).
+    The table keeps its other properties and its history, and loses its primary key (set it
+    again afterwards). The runtime runs it in a session whose catalog keeps the query's
+    nullability (``use-nullable-query-schema = false``).
     """
 
     table: TableRef
     columns: tuple[ColumnChange, ...]
-    properties: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteToHistoryOp:
-    """Switch a soft-delete table to history mode in one atomic Iceberg commit, the way
-    ``RewriteTableOp`` rewrites a table: ``CREATE OR REPLACE TABLE t ... AS SELECT ... FROM t``.
-
-    The new table has ``columns`` (kept as they are, key columns stay NOT NULL) followed by
-    ``start`` (NOT NULL), ``end`` and ``active`` with the values of ``CopyRowsToHistoryOp``
-    computed from the table's own rows; every other column (``deleted``) is dropped. Iceberg
-    keeps the table's other properties and snapshot history and drops the identifier fields
-    (set them again afterwards). ``end`` and ``active`` come out NOT NULL: the runtime keeps the
-    query's nullability, so the plan relaxes them afterwards.
-    """
+    """Switch a soft-delete table to history mode in one atomic rewrite, as ``RewriteTableOp``
+    does: ``columns`` (as they are), then ``start`` (NOT NULL), ``end`` and ``active`` with the
+    values of ``CopyRowsToHistoryOp`` computed from the table's own rows; ``deleted`` goes. The
+    primary key is lost (set it again); ``end`` and ``active`` come out NOT NULL (the runtime
+    keeps the query's nullability), so the plan relaxes them afterwards."""
 
     table: TableRef
     columns: tuple[Column, ...]
@@ -402,13 +406,12 @@ class RewriteToHistoryOp:
     start: str
     end: str
     active: str
-    properties: tuple[tuple[str, str], ...]
 
 
 Op = (
     CreateNamespaceOp
     | CreateTableOp
-    | SetIdentifierFieldsOp
+    | SetPrimaryKeyOp
     | AddColumnsOp
     | SetPropertiesOp
     | StageBatchOp

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from spark_destination.dialects import spark_iceberg
 from spark_destination.errors import InvalidRequestError
 from spark_destination.model import Table
 from spark_destination.planner import metadata
@@ -12,7 +11,7 @@ from spark_destination.planner.ir import (
     CreateTableOp,
     DescribeOp,
     Plan,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
 )
 from spark_destination.planner.tables import table_ref, validate_columns
 from spark_destination.requests import (
@@ -37,14 +36,11 @@ def plan_create_table(request: CreateTableRequest, current: Table | None, *, cat
             f"table {request.schema!r}.{request.table.name!r} already exists; CreateTable does "
             "not change existing tables (use AlterTable)"
         )
-    properties = (
-        *spark_iceberg.TABLE_PROPERTIES,
-        (metadata.PROPERTY, metadata.encode(request.table.columns)),
-    )
-    ops: list[CreateNamespaceOp | CreateTableOp | SetIdentifierFieldsOp] = [
+    properties = ((metadata.PROPERTY, metadata.encode(request.table.columns)),)
+    ops: list[CreateNamespaceOp | CreateTableOp | SetPrimaryKeyOp] = [
         CreateNamespaceOp(catalog=catalog, schema=request.schema),
         CreateTableOp(table=ref, columns=request.table.columns, properties=properties),
     ]
     if request.table.key:
-        ops.append(SetIdentifierFieldsOp(table=ref, columns=request.table.key))
+        ops.append(SetPrimaryKeyOp(table=ref, columns=request.table.key))
     return Plan(ops=tuple(ops))

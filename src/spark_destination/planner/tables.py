@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import FIVETRAN_ID, Column, DataType, Encryption, FileParams, Table
+from spark_destination.model import (
+    FIVETRAN_ID,
+    MAX_DECIMAL_PRECISION,
+    Column,
+    DataType,
+    Encryption,
+    FileParams,
+    Table,
+)
 from spark_destination.planner.ir import StagedFile, TableRef
-
-MAX_DECIMAL_PRECISION = 38
 
 
 def table_ref(catalog: str, schema: str, name: str) -> TableRef:

@@ -11,20 +11,11 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never
 
-from spark_destination.dialects import spark_iceberg
-from spark_destination.dialects.render import (
-    Statement,
-    check_columns,
-    conversion_checks,
-    render,
-    render_plan,
-    required_ops,
-)
 from spark_destination.errors import ExecutionError, InvalidRequestError, ValueConversionError
-from spark_destination.model import Column, DataType, FileParams, Table
+from spark_destination.model import FileParams, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -47,17 +38,17 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     MergeHistoryOp,
-    Plan,
     RenameColumnOp,
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
-    SetIdentifierFieldsOp,
+    SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
     TableRef,
     TruncateOp,
 )
+from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
@@ -92,17 +83,17 @@ class Executor:
     def session(self) -> SparkSession:
         return self._session
 
-    def run(self, plan: Plan, batch: Batch | None = None) -> Outcome:
+    def run(self, statements: RenderedPlan, batch: Batch | None = None) -> Outcome:
+        """Run rendered statements in order (the plan's ``Statement``s, rendered once)."""
         batch = batch or Batch()
         outcome = Outcome()
         stager = Stager(self._session, self._transport)
         staged: dict[str, StagedBatch] = {}
-        deferred: tuple[CheckValuesOp, str] | None = None
+        deferred: tuple[CheckValuesOp, Statement] | None = None
         try:
-            for statement in render_plan(plan):
+            for statement in statements:
                 if isinstance(statement.op, CheckValuesOp) and statement.op.deferred:
-                    assert statement.sql is not None
-                    deferred = (statement.op, statement.sql)
+                    deferred = (statement.op, statement)
                     continue
                 started = time.perf_counter()
                 try:
@@ -110,8 +101,8 @@ class Executor:
                 except ExecutionError:
                     if deferred is not None:
                         # Name the first bad value (file, row, column) if that is what failed.
-                        check, sql = deferred
-                        self._check(check, sql, staged[check.view])
+                        check, check_statement = deferred
+                        self._check(check, check_statement, staged[check.view])
                     raise
                 deferred = None
                 outcome.statements.append((statement.summary, time.perf_counter() - started))
@@ -132,20 +123,20 @@ class Executor:
             case StageBatchOp():
                 staged[op.view] = stager.stage(op, keys=batch.keys, params=batch.params)
             case CheckValuesOp():
-                assert statement.sql is not None
-                self._check(op, statement.sql, staged[op.view])
+                self._check(op, statement, staged[op.view])
             case MergeBatchOp():
-                if op.fold_repeated_keys and staged[op.view].repeated_rows == 0:
-                    statement = render(replace(op, fold_repeated_keys=False))
-                assert statement.sql is not None
-                self.sql(statement.sql, what=statement.summary)
+                sql = statement.sql
+                if staged[op.view].repeated_rows == 0:
+                    sql = statement.form(Form.UNIQUE_KEYS) or sql
+                assert sql is not None
+                self.sql(sql, what=statement.summary)
             case MergeHistoryOp():
                 assert statement.sql is not None
                 self._merge_history(op, statement.sql, what=statement.summary)
             case (
                 CreateNamespaceOp()
                 | CreateTableOp()
-                | SetIdentifierFieldsOp()
+                | SetPrimaryKeyOp()
                 | AddColumnsOp()
                 | SetPropertiesOp()
                 | TruncateOp()
@@ -168,7 +159,7 @@ class Executor:
                 assert statement.sql is not None
                 if self._first(statement.sql, what=statement.summary):
                     target = (
-                        f"column {op.column.name!r} ({_type_text(op.column)}, Fivetran type "
+                        f"column {op.column.name!r} ({_sql_type(statement, 0)}, Fivetran type "
                         f"{op.column.type.name})"
                     )
                     raise ValueConversionError(
@@ -184,8 +175,7 @@ class Executor:
                         f"the operation timestamp {op.operation_timestamp.isoformat()}"
                     )
             case CheckConversionsOp():
-                assert statement.sql is not None
-                self._check_conversions(op, statement.sql)
+                self._check_conversions(op, statement)
             case CheckUniqueKeyOp():
                 assert statement.sql is not None
                 duplicates = self._first(statement.sql, what=statement.summary)
@@ -205,31 +195,31 @@ class Executor:
             case _:
                 assert_never(op)
 
-    def _check_conversions(self, op: CheckConversionsOp, sql: str) -> None:
+    def _check_conversions(self, op: CheckConversionsOp, statement: Statement) -> None:
         """Fail, naming the column and the first value, when stored values do not convert.
 
         This is the one message that quotes a row value: the user must find it to fix it.
         """
-        what = f"checking the stored values of {op.table.name!r}"
-        row = self.sql(sql, what=what)[0]
+        assert statement.sql is not None
+        row = self.sql(statement.sql, what=f"checking the stored values of {op.table.name!r}")[0]
         problems: list[tuple[str, str]] = []  # (for the user, for the logs)
-        checks = conversion_checks(op)
-        for index, change in enumerate(checks):
-            count, value = row[2 * index], row[2 * index + 1]
-            if count:
-                assert change.source is not None
+        outputs = list(zip(statement.layout, row, strict=True))
+        for (output, count), (_, value) in zip(outputs, outputs[1:], strict=False):
+            if output.kind is OutputKind.BAD_COUNT and count:
+                change = output.change
+                assert change is not None and change.source is not None
                 problem = (
                     f"column {change.source.name!r} cannot change from "
-                    f"{_fivetran_type(change.source)} to {_fivetran_type(change.target)}: "
+                    f"{change.source.fivetran_type} to {change.target.fivetran_type}: "
                     f"{count} stored value(s) do not convert"
                 )
                 problems.append((f"{problem}, the first is {str(value)!r}", problem))
-        nulls = row[2 * len(checks) : 2 * len(checks) + len(op.not_null)]
-        for change, count in zip(op.not_null, nulls, strict=True):
-            if count:
+        for output, count in outputs:
+            if output.kind is OutputKind.NULL_COUNT and count:
+                assert output.change is not None
                 problem = (
-                    f"column {change.target.name!r} cannot join the primary key: {count} row(s) "
-                    "hold NULL in it"
+                    f"column {output.change.target.name!r} cannot join the primary key: "
+                    f"{count} row(s) hold NULL in it"
                 )
                 problems.append((problem, problem))
         if problems:
@@ -275,27 +265,30 @@ class Executor:
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
 
-    def _check(self, op: CheckValuesOp, sql: str, staged: StagedBatch) -> None:
+    def _check(self, op: CheckValuesOp, statement: Statement, staged: StagedBatch) -> None:
         if staged.rows == 0:
             return
-        row = self.sql(sql, what=f"checking values staged in {op.view!r}")[0]
+        assert statement.sql is not None
+        row = self.sql(statement.sql, what=f"checking values staged in {op.view!r}")[0]
         problems = []
-        for column, first_bad in zip(check_columns(op), row, strict=True):
-            if column is None or first_bad is None:
+        for output, first_bad in zip(statement.layout, row, strict=True):
+            column = output.column
+            if output.kind is not OutputKind.FIRST_BAD_ROW or column is None or first_bad is None:
                 continue
             file, line = staged.locate(int(first_bad))
+            required = op.required_ops(column.name)
             if column.name in op.key:
                 expected = "a non-NULL key value"
-            elif required_ops(op, column.name):
+            elif required:
                 expected = (
                     f"a value of type {column.type.name} (required in "
-                    + "/".join(o.value for o in required_ops(op, column.name))
+                    + "/".join(o.value for o in required)
                     + " rows)"
                 )
             else:
                 expected = f"a value of type {column.type.name}"
             problems.append(
-                f"column {column.name!r} ({_type_text(column)}) in {file.kind.value} file "
+                f"column {column.name!r} ({output.sql_type}) in {file.kind.value} file "
                 f"'{file.path}', data row {line}: expected {expected}"
             )
         if problems:
@@ -331,15 +324,10 @@ DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"
 MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
 
 
-def _fivetran_type(column: Column) -> str:
-    if column.type is DataType.DECIMAL:
-        params = spark_iceberg.decimal_params(column)
-        return f"DECIMAL({params.precision}, {params.scale})"
-    return column.type.name
-
-
-def _type_text(column: Column) -> str:
-    return spark_iceberg.sql_type(column).sql(dialect="spark")
+def _sql_type(statement: Statement, index: int) -> str:
+    """The declared SQL type of the column a check's output ``index`` reports on."""
+    output: CheckOutput = statement.layout[index]
+    return output.sql_type
 
 
 def describe_spark_error(exc: BaseException) -> str:

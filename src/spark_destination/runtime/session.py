@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spark_destination.config import check_catalog_name, is_uri, memory_bytes
 from spark_destination.errors import ConfigurationError
 from spark_destination.runtime.jars import (
     ICEBERG_RUNTIME_GLOB,
@@ -42,12 +43,7 @@ ICEBERG_MAVEN_ARTIFACT = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12"
 # sources run the same Iceberg unless asked otherwise.
 DEFAULT_ICEBERG_VERSION = "1.10.2"
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
-# Spark's byte-size syntax (JavaUtils.byteStringAs); a bare number is MiB for driver memory.
-_MEMORY = re.compile(r"(\d+)\s*([kmgtp]?)b?", re.IGNORECASE)
-_MEMORY_SHIFT = {"": 20, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class JarSource(enum.StrEnum):
@@ -110,31 +106,14 @@ class SparkSettings:
 # --- Validation helpers --------------------------------------------------------------------
 
 
-def check_catalog_name(name: str) -> str:
-    """A catalog name, if it is a plain identifier (it goes into conf keys and SQL)."""
-    if not _IDENTIFIER.fullmatch(name):
-        raise ConfigurationError(
-            f"catalog name {name!r} is not a plain identifier (letters, digits, underscore)"
-        )
-    return name
-
-
 def absolute_warehouse(location: str | os.PathLike[str]) -> str:
     """A warehouse location with local paths made absolute; URIs are kept as they are."""
     text = os.fspath(location)
     if not text.strip():
         raise ConfigurationError("warehouse location is empty")
-    if _URI.match(text):
+    if is_uri(text):
         return text
     return os.path.abspath(os.path.expanduser(text))
-
-
-def memory_bytes(size: str) -> int:
-    """Spark's memory syntax (``512m``, ``2g``, ``2048``=MiB) in bytes."""
-    match = _MEMORY.fullmatch(size.strip())
-    if not match:
-        raise ConfigurationError(f"driver memory {size!r} is not a size like '2g' or '512m'")
-    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
 
 
 def _jar_source(value: JarSource | str) -> JarSource:

@@ -1,0 +1,36 @@
+-- 1. create table 'orders_copy'
+CREATE TABLE `lake`.`sales`.`orders_copy` (
+  `id` INT NOT NULL,
+  `amount` DECIMAL(10, 2),
+  `n` SMALLINT,
+  `desc` STRING,
+  `_fivetran_synced` TIMESTAMP,
+  `_fivetran_deleted` BOOLEAN
+)
+USING DELTA
+TBLPROPERTIES (
+  'delta.columnMapping.mode'='name',
+  'delta.enableDeletionVectors'='true',
+  'delta.enableTypeWidening'='true',
+  'delta.feature.timestampNtz'='supported',
+  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'
+);
+
+-- 2. drop the primary key of 'orders_copy' if any
+ALTER TABLE `lake`.`sales`.`orders_copy`
+DROP PRIMARY KEY IF EXISTS;
+
+-- 3. set the primary key of 'orders_copy'
+ALTER TABLE `lake`.`sales`.`orders_copy`
+ADD CONSTRAINT `orders_copy_pk` PRIMARY KEY (`id`);
+
+-- 4. copy the rows of 'orders' into 'orders_copy'
+INSERT OVERWRITE TABLE `lake`.`sales`.`orders_copy`
+SELECT
+  `id`,
+  `amount`,
+  `n`,
+  `desc`,
+  `_fivetran_synced`,
+  `_fivetran_deleted`
+FROM `lake`.`sales`.`orders`;

@@ -1,0 +1,155 @@
+"""The ``Dialect`` object: everything that makes one SQL target differ from another.
+
+A dialect is data, not code: the sqlglot dialect its SQL is built, printed and parsed back
+with; how each Fivetran type is declared and stored; the table format's properties and
+primary-key DDL; its templates folder (falling back to ``templates/common``); and capability
+flags. The lowering modules (``dialects/lowering``) read it; the planner sees it only through
+the ``planner.target.Target`` protocol, which ``Dialect`` implements. sqlglot's one generator
+per dialect and SQLMesh's engine adapters (``DIALECT``, ``SUPPORTS_*``) are the models.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, assert_never
+
+from sqlglot import exp
+
+from spark_destination.dialects import values
+from spark_destination.model import Column, DataType
+
+# Every Fivetran type but UNSPECIFIED; a dialect's type table must name each of them.
+DECLARED_TYPES: Final = frozenset(t for t in DataType if t is not DataType.UNSPECIFIED)
+
+
+class KeyStyle(enum.Enum):
+    """How a table format records the primary key."""
+
+    # Iceberg: ``ALTER TABLE t SET IDENTIFIER FIELDS a, b`` (one statement replaces the key).
+    IDENTIFIER_FIELDS = "identifier fields"
+    # Delta on Databricks: an informational ``PRIMARY KEY`` constraint (drop, then add).
+    PRIMARY_KEY_CONSTRAINT = "primary key constraint"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    name: str
+    # The table format as users know it (messages) and as ``USING`` names it (DDL).
+    table_format: str
+    using: str
+    # The sqlglot dialect the SQL is built, printed and strictly parsed back with, and the
+    # sqlglot version the golden snapshots were reviewed with (``pyproject.toml`` pins it).
+    sqlglot_dialect: str
+    sqlglot_version: str
+    # Folder under ``templates/`` with this dialect's statement skeletons; ``common`` is the
+    # fallback for skeletons every dialect shares.
+    templates: str
+    # Properties every table gets, in order, before the destination's own.
+    table_properties: tuple[tuple[str, str], ...]
+    # The declared SQL type name of each Fivetran type (DECIMAL takes its params).
+    type_names: Mapping[DataType, str]
+    # Types the table format stores as another Fivetran type (Iceberg: SHORT as INT).
+    stored_as: Mapping[DataType, DataType]
+    # In-place widenings the table format allows, as (stored type, new type).
+    widenings: frozenset[tuple[DataType, DataType]]
+    # DECIMAL(p, s) -> DECIMAL(p', s) with p' > p changes in place.
+    widens_decimal_precision: bool
+    # Types a primary-key column may not have.
+    key_types_refused: frozenset[DataType]
+    key_style: KeyStyle
+    # Whether the runtime can execute this dialect here, and if not what is missing.
+    executable: bool
+    missing: str = ""
+
+    def __post_init__(self) -> None:
+        if set(self.type_names) != DECLARED_TYPES:
+            raise ValueError(f"dialect {self.name}: the type table must name every type")
+
+    # --- types ----------------------------------------------------------------------------
+
+    def sql_type(self, column: Column) -> exp.DataType:
+        """The SQL type ``column`` is declared with."""
+        match column.type:
+            case DataType.UNSPECIFIED:
+                raise ValueError(f"column {column.name!r} has no data type (UNSPECIFIED)")
+            case DataType.DECIMAL:
+                params = column.decimal_params
+                return exp.DataType.build(
+                    exp.DataType.Type.DECIMAL,
+                    expressions=[
+                        exp.DataTypeParam(this=exp.Literal.number(params.precision)),
+                        exp.DataTypeParam(this=exp.Literal.number(params.scale)),
+                    ],
+                )
+            case (
+                DataType.BOOLEAN
+                | DataType.SHORT
+                | DataType.INT
+                | DataType.LONG
+                | DataType.FLOAT
+                | DataType.DOUBLE
+                | DataType.NAIVE_DATE
+                | DataType.NAIVE_DATETIME
+                | DataType.UTC_DATETIME
+                | DataType.BINARY
+                | DataType.STRING
+                | DataType.XML
+                | DataType.JSON
+                | DataType.NAIVE_TIME
+            ):
+                return exp.DataType.build(
+                    self.type_names[column.type], dialect=self.sqlglot_dialect
+                )
+            case _:
+                assert_never(column.type)
+
+    def type_text(self, column: Column) -> str:
+        """The declared type as SQL text, for DDL and messages."""
+        return self.sql(self.sql_type(column))
+
+    def sql(self, expression: exp.Expr) -> str:
+        """One expression as this dialect's SQL text (unsupported constructs raise)."""
+        from sqlglot.errors import ErrorLevel
+
+        return expression.sql(dialect=self.sqlglot_dialect, unsupported_level=ErrorLevel.RAISE)
+
+    def stored_type(self, column: Column) -> DataType:
+        return self.stored_as.get(column.type, column.type)
+
+    def _storage(self, column: Column) -> str:
+        """The stored type as SQL text (DECIMAL with its params)."""
+        stored = self.stored_type(column)
+        if stored is DataType.DECIMAL:
+            return self.type_text(column)
+        return self.type_names[stored]
+
+    # --- planner.target.Target --------------------------------------------------------------
+
+    def same_storage(self, source: Column, target: Column) -> bool:
+        return self._storage(source) == self._storage(target)
+
+    def widens_in_place(self, source: Column, target: Column) -> bool:
+        if (self.stored_type(source), target.type) in self.widenings:
+            return True
+        if (
+            self.widens_decimal_precision
+            and source.type is DataType.DECIMAL
+            and target.type is DataType.DECIMAL
+        ):
+            old, new = source.decimal_params, target.decimal_params
+            return new.scale == old.scale and new.precision > old.precision
+        return False
+
+    def convertible(self, source: Column, target: Column) -> bool:
+        if self.same_storage(source, target) or self.widens_in_place(source, target):
+            return True
+        return values.convertible(source, target)
+
+    def conversion_can_fail(self, source: Column, target: Column) -> bool:
+        probe = exp.column("value", quoted=True)
+        return values.unconvertible(self, probe, source, target) is not None
+
+    def key_type_allowed(self, data_type: DataType) -> bool:
+        return data_type not in self.key_types_refused

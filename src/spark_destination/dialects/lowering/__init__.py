@@ -1,0 +1,1 @@
+"""Lowering: IR ops -> SQL statements, one module per family of statements."""

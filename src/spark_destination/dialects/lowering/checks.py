@@ -1,0 +1,214 @@
+"""Lowering of the read-only check queries, and the layout of each one's result row.
+
+Which columns a check reports on is decided here, once: the query's outputs and the
+``CheckOutput`` layout the runtime reads them with come from the same list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, assert_never
+
+from sqlglot import exp
+
+from spark_destination.dialects import values
+from spark_destination.dialects.lowering.common import (
+    Renderer,
+    alias,
+    col,
+    is_null,
+    is_sentinel,
+    number,
+    op_is,
+    text,
+    timestamp,
+)
+from spark_destination.dialects.quoting import ident
+from spark_destination.model import Column
+from spark_destination.planner.ir import (
+    SEQ_COLUMN,
+    CheckConversionsOp,
+    CheckHistoryStartOp,
+    CheckLiteralOp,
+    CheckUniqueKeyOp,
+    CheckValuesOp,
+    ColumnChange,
+)
+from spark_destination.rendered import CheckOutput, OutputKind, Statement
+
+CheckOp = (
+    CheckValuesOp | CheckLiteralOp | CheckHistoryStartOp | CheckConversionsOp | CheckUniqueKeyOp
+)
+
+# Output names; the ``__sd_`` prefix cannot collide with Fivetran columns.
+_NOTHING: Final = "check_none"
+_BAD: Final = "__sd_bad"
+_LATEST: Final = "__sd_latest"
+_DUPLICATES: Final = "__sd_duplicate_keys"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputsContext:
+    """A one-row query over ``view`` (a staged view or a table)."""
+
+    outputs: list[str]
+    view: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiteralContext:
+    output: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryStartContext:
+    output: str
+    table: str
+    where: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UniqueKeyContext:
+    output: str
+    row: str
+    table: str
+    key: list[str]
+    repeated: str
+
+
+def lower_check(r: Renderer, op: CheckOp) -> Statement:
+    context: object
+    match op:
+        case CheckValuesOp():
+            when = " (runs only if the next statement fails: names the bad value)"
+            summary = f"check values staged in {op.view!r}{when if op.deferred else ''}"
+            return _check_values(r, op, summary)
+        case CheckLiteralOp():
+            bad = values.invalid(r.dialect, exp.Literal.string(op.value), op.column)
+            output = alias(exp.false() if bad is None else bad, _BAD)
+            sql = r.template("check_literal", LiteralContext(output=r.sql(output)))
+            layout = (_output(r, OutputKind.REFUSED, op.column),)
+            summary = f"check the value for column {op.column.name!r}"
+            return r.statement(op, sql, summary, layout=layout)
+        case CheckHistoryStartOp():
+            ts = timestamp(op.operation_timestamp)
+            where = exp.and_(col(op.active), exp.GT(this=col(op.start), expression=ts))
+            context = HistoryStartContext(
+                output=r.sql(alias(exp.Max(this=col(op.start)), _LATEST)),
+                table=r.table(op.table),
+                where=r.sql(where),
+            )
+            sql = r.template("check_history_start", context)
+            layout = (CheckOutput(kind=OutputKind.LATEST_START),)
+            summary = f"check no active version of {op.table.name!r} starts later"
+            return r.statement(op, sql, summary, layout=layout)
+        case CheckConversionsOp():
+            return _check_conversions(r, op)
+        case CheckUniqueKeyOp():
+            rows = exp.Count(this=exp.Star())
+            context = UniqueKeyContext(
+                output=r.sql(alias(rows, _DUPLICATES)),
+                row=r.sql(number(1)),
+                table=r.table(op.table),
+                key=[r.sql(converted(r, c)) for c in op.key],
+                repeated=r.sql(exp.GT(this=rows.copy(), expression=number(1))),
+            )
+            sql = r.template("check_unique_key", context)
+            layout = (CheckOutput(kind=OutputKind.DUPLICATE_KEYS),)
+            summary = f"check the new key of {op.table.name!r} is unique"
+            return r.statement(op, sql, summary, layout=layout)
+        case _:
+            assert_never(op)
+
+
+def _output(r: Renderer, kind: OutputKind, column: Column) -> CheckOutput:
+    return CheckOutput(kind=kind, column=column, sql_type=r.dialect.type_text(column))
+
+
+def _bad_value(r: Renderer, op: CheckValuesOp, column: Column) -> exp.Expr | None:
+    """True on a staged row whose ``column`` cannot be stored; None when every row can."""
+    raw = col(column.name)
+    bad_value = values.invalid(r.dialect, raw, column)
+    either = exp.or_(is_sentinel(raw, op.null_string), is_sentinel(raw, op.unmodified_string))
+    if column.name in op.key:
+        return either if bad_value is None else exp.or_(either, bad_value)
+    required = op.required_ops(column.name)
+    if bad_value is None and not required:
+        return None
+    sentinels = [s for s in (op.null_string, op.unmodified_string) if s is not None]
+    predicate: exp.Expr = (
+        exp.false()
+        if bad_value is None
+        else exp.and_(*(exp.NEQ(this=raw.copy(), expression=text(s)) for s in sentinels), bad_value)
+    )
+    if required:
+        missing = exp.and_(op_is(*required), either)
+        predicate = missing if bad_value is None else exp.or_(missing, predicate)
+    return predicate
+
+
+def _check_values(r: Renderer, op: CheckValuesOp, summary: str) -> Statement:
+    outputs: list[str] = []
+    layout: list[CheckOutput] = []
+    for index, column in enumerate(op.columns):
+        predicate = _bad_value(r, op, column)
+        if predicate is None:
+            continue
+        first = exp.Min(this=exp.Case(ifs=[exp.If(this=predicate, true=col(SEQ_COLUMN))]))
+        outputs.append(r.sql(alias(first, f"check_{index}")))
+        layout.append(_output(r, OutputKind.FIRST_BAD_ROW, column))
+    if not outputs:
+        # Every column accepts any text: a constant query keeps the runtime contract simple.
+        nothing = exp.Min(this=exp.Case(ifs=[exp.If(this=exp.false(), true=col(SEQ_COLUMN))]))
+        outputs.append(r.sql(alias(nothing, _NOTHING)))
+        layout.append(CheckOutput(kind=OutputKind.NOTHING))
+    sql = r.template("check_values", OutputsContext(outputs=outputs, view=ident(op.view)))
+    return r.statement(op, sql, summary, layout=tuple(layout))
+
+
+def _stored_value(r: Renderer, change: ColumnChange) -> exp.Expr:
+    """The column's stored value (a typed NULL for a new column)."""
+    if change.source is None:
+        return exp.cast(exp.Null(), r.dialect.sql_type(change.target))
+    return col(change.source.name)
+
+
+def converted(r: Renderer, change: ColumnChange) -> exp.Expr:
+    """The stored value converted to the column's new type (fails on a bad value)."""
+    if change.source is None:
+        return _stored_value(r, change)
+    return values.convert(r.dialect, col(change.source.name), change.source, change.target)
+
+
+def _check_conversions(r: Renderer, op: CheckConversionsOp) -> Statement:
+    outputs: list[str] = []
+    layout: list[CheckOutput] = []
+    for change in op.conversions:
+        if change.source is None:
+            continue
+        raw = col(change.source.name)
+        bad = values.unconvertible(r.dialect, raw, change.source, change.target)
+        if bad is None:
+            continue
+        bad = exp.and_(exp.not_(is_null(raw)), bad)
+        sample = exp.Min(
+            this=exp.Case(ifs=[exp.If(this=bad.copy(), true=exp.cast(raw.copy(), "STRING"))])
+        )
+        position = len(layout) // 2
+        outputs.append(r.sql(alias(exp.func("COUNT_IF", bad), f"bad_count_{position}")))
+        outputs.append(r.sql(alias(sample, f"bad_value_{position}")))
+        layout += [
+            CheckOutput(kind=OutputKind.BAD_COUNT, change=change),
+            CheckOutput(kind=OutputKind.BAD_VALUE, change=change),
+        ]
+    for index, change in enumerate(op.not_null):
+        # The stored value: converting a non-NULL value never yields NULL (ANSI).
+        nulls = exp.func("COUNT_IF", is_null(_stored_value(r, change)))
+        outputs.append(r.sql(alias(nulls, f"null_count_{index}")))
+        layout.append(CheckOutput(kind=OutputKind.NULL_COUNT, change=change))
+    if not outputs:
+        outputs.append(r.sql(alias(number(0), _NOTHING)))
+        layout.append(CheckOutput(kind=OutputKind.NOTHING))
+    sql = r.template("check_conversions", OutputsContext(outputs=outputs, view=r.table(op.table)))
+    summary = f"check the stored values of {op.table.name!r} convert"
+    return r.statement(op, sql, summary, layout=tuple(layout))

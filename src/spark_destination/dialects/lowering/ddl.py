@@ -1,0 +1,214 @@
+"""Lowering of schema statements: namespaces, tables, columns, properties and the key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+from spark_destination.dialects.base import KeyStyle
+from spark_destination.dialects.lowering.common import Renderer
+from spark_destination.dialects.quoting import ident, qualified
+from spark_destination.planner.ir import (
+    AddColumnsOp,
+    AlterColumnTypeOp,
+    CreateNamespaceOp,
+    CreateTableOp,
+    DescribeOp,
+    DropColumnsOp,
+    DropNotNullOp,
+    DropTableOp,
+    ListNamespacesOp,
+    RenameColumnOp,
+    SetPrimaryKeyOp,
+    SetPropertiesOp,
+)
+from spark_destination.rendered import Statement
+
+DdlOp = (
+    CreateNamespaceOp
+    | CreateTableOp
+    | SetPrimaryKeyOp
+    | AddColumnsOp
+    | SetPropertiesOp
+    | DescribeOp
+    | ListNamespacesOp
+    | DropTableOp
+    | RenameColumnOp
+    | DropColumnsOp
+    | AlterColumnTypeOp
+    | DropNotNullOp
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableContext:
+    """Statements about one table and nothing else (drop, describe)."""
+
+    table: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NamespaceContext:
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogContext:
+    catalog: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTableContext:
+    table: str
+    columns: list[str]
+    using: str
+    properties: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnsContext:
+    """A table and column definitions or names (add, drop, set the primary key)."""
+
+    table: str
+    columns: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeyContext:
+    table: str
+    columns: list[str]
+    constraint: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PropertiesContext:
+    table: str
+    properties: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenameColumnContext:
+    table: str
+    from_column: str
+    to_column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnContext:
+    table: str
+    column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnTypeContext:
+    table: str
+    column: str
+    type: str
+
+
+# Suffix of the primary-key constraint's name (Delta): one per table, found again by name.
+PRIMARY_KEY_SUFFIX = "_pk"
+
+
+def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
+    context: object
+    match op:
+        case CreateNamespaceOp():
+            sql = r.template(
+                "create_namespace", NamespaceContext(namespace=qualified(op.catalog, op.schema))
+            )
+            return (r.statement(op, sql, f"create schema {op.schema!r} if missing"),)
+        case CreateTableOp():
+            context = CreateTableContext(
+                table=r.table(op.table),
+                columns=[r.column_definition(c) for c in op.columns],
+                using=r.dialect.using,
+                properties=r.properties(op.properties),
+            )
+            sql = r.template("create_table", context)
+            return (r.statement(op, sql, f"create table {op.table.name!r}"),)
+        case SetPrimaryKeyOp():
+            return _set_primary_key(r, op)
+        case AddColumnsOp():
+            context = ColumnsContext(
+                table=r.table(op.table),
+                columns=[r.column_definition(c, nullable=True) for c in op.columns],
+            )
+            sql = r.template("add_columns", context)
+            summary = f"add {len(op.columns)} column(s) to {op.table.name!r}"
+            return (r.statement(op, sql, summary),)
+        case SetPropertiesOp():
+            # Only the destination's own properties: the format's were set at creation.
+            properties = r.properties(op.properties, table_format=False)
+            context = PropertiesContext(table=r.table(op.table), properties=properties)
+            sql = r.template("set_properties", context)
+            return (r.statement(op, sql, f"set properties of {op.table.name!r}"),)
+        case DescribeOp():
+            # No SQL: SHOW TBLPROPERTIES redacts values (a column named `url` or `password` in
+            # the metadata), so the runtime reads the table from the catalog API instead.
+            summary = f"read schema, key and Fivetran metadata of {op.table.name!r} (catalog API)"
+            return (Statement(op=op, sql=None, summary=summary),)
+        case ListNamespacesOp():
+            sql = r.template("show_namespaces", CatalogContext(catalog=ident(op.catalog)))
+            summary = f"list namespaces of catalog {op.catalog!r}"
+            return (r.statement(op, sql, summary, command=True),)
+        case DropTableOp():
+            sql = r.template("drop_table", TableContext(table=r.table(op.table)))
+            return (r.statement(op, sql, f"drop table {op.table.name!r}"),)
+        case RenameColumnOp():
+            context = RenameColumnContext(
+                table=r.table(op.table),
+                from_column=ident(op.from_column),
+                to_column=ident(op.to_column),
+            )
+            sql = r.template("rename_column", context)
+            summary = f"rename column {op.from_column!r} of {op.table.name!r} to {op.to_column!r}"
+            return (r.statement(op, sql, summary),)
+        case DropColumnsOp():
+            context = ColumnsContext(
+                table=r.table(op.table), columns=[ident(c) for c in op.columns]
+            )
+            sql = r.template("drop_columns", context)
+            summary = f"drop {len(op.columns)} column(s) of {op.table.name!r}"
+            return (r.statement(op, sql, summary),)
+        case AlterColumnTypeOp():
+            type_text = r.dialect.type_text(op.column)
+            context = ColumnTypeContext(
+                table=r.table(op.table), column=ident(op.column.name), type=type_text
+            )
+            sql = r.template("alter_column_type", context)
+            summary = f"widen column {op.column.name!r} of {op.table.name!r} to {type_text}"
+            return (r.statement(op, sql, summary),)
+        case DropNotNullOp():
+            context = ColumnContext(table=r.table(op.table), column=ident(op.column))
+            sql = r.template("drop_not_null", context)
+            summary = f"make column {op.column!r} of {op.table.name!r} nullable"
+            return (r.statement(op, sql, summary),)
+        case _:
+            assert_never(op)
+
+
+def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
+    columns = [ident(c) for c in op.columns]
+    table = r.table(op.table)
+    summary = f"set the primary key of {op.table.name!r}"
+    match r.dialect.key_style:
+        case KeyStyle.IDENTIFIER_FIELDS:
+            summary = f"set identifier fields of {op.table.name!r}"
+            sql = r.template("set_primary_key", ColumnsContext(table=table, columns=columns))
+            return (r.statement(op, sql, summary, command=True),)
+        case KeyStyle.PRIMARY_KEY_CONSTRAINT:
+            # A table has at most one primary key: drop any other first (both idempotent).
+            context = KeyContext(
+                table=table,
+                columns=columns,
+                constraint=ident(op.table.name + PRIMARY_KEY_SUFFIX),
+            )
+            dropped = r.template("drop_primary_key", context)
+            added = r.template("add_primary_key", context)
+            return (
+                r.statement(op, dropped, f"drop the primary key of {op.table.name!r} if any"),
+                r.statement(op, added, summary),
+            )
+        case _:
+            assert_never(r.dialect.key_style)

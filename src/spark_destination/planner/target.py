@@ -1,0 +1,44 @@
+"""What the planner may ask about the SQL target: capability questions, no SQL.
+
+The planner decides *what* a request does from these answers; a dialect (``dialects/``)
+implements the protocol and decides *how* it is written. The planner never imports a dialect,
+so adding a target changes no planning module.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from spark_destination.model import Column, DataType
+
+
+class Target(Protocol):
+    @property
+    def name(self) -> str:
+        """The dialect's registry name, for messages."""
+        ...
+
+    @property
+    def table_format(self) -> str:
+        """The table format's name as users know it (``Iceberg``, ``Delta``), for messages."""
+        ...
+
+    def same_storage(self, source: Column, target: Column) -> bool:
+        """``target`` is stored exactly like ``source``: changing it is a metadata change."""
+        ...
+
+    def widens_in_place(self, source: Column, target: Column) -> bool:
+        """The table format can change the stored type of ``source`` to ``target`` in place."""
+        ...
+
+    def convertible(self, source: Column, target: Column) -> bool:
+        """Stored ``source`` values can be converted to ``target`` at all (by a rewrite)."""
+        ...
+
+    def conversion_can_fail(self, source: Column, target: Column) -> bool:
+        """Some stored ``source`` value may not convert to ``target`` (so it is checked first)."""
+        ...
+
+    def key_type_allowed(self, data_type: DataType) -> bool:
+        """A column of this type may be part of the primary key."""
+        ...
