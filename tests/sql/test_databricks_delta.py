@@ -13,7 +13,7 @@ from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine import Engine, SessionProvider
-from spark_destination.errors import ConfigurationError
+from spark_destination.errors import ConfigurationError, RenderError
 from spark_destination.model import Column, DataType, Table
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
@@ -23,8 +23,12 @@ from spark_destination.planner.ir import (
     CheckLiteralOp,
     CheckUniqueKeyOp,
     CheckValuesOp,
+    DropNotNullOp,
     Op,
+    RewriteTableOp,
+    SetNotNullOp,
     SetPrimaryKeyOp,
+    SetPropertiesOp,
 )
 from spark_destination.preview import plan_for
 from spark_destination.rendered import Statement
@@ -166,3 +170,42 @@ def test_preview_renders_databricks_delta(
     assert "USING DELTA" in out and "ADD CONSTRAINT `t_pk` PRIMARY KEY (`id`)" in out
     assert main(["preview", "--dialect", "oracle", str(path)]) == 2
     assert "unknown dialect 'oracle'" in capsys.readouterr().err
+
+
+def test_a_column_joins_the_key_in_place_on_delta_and_by_rewrite_on_iceberg() -> None:
+    joined = _alter(
+        (
+            SMALL.columns[0],
+            Column(name="n", type=DataType.SHORT, primary_key=True),
+            SMALL.columns[2],
+        )
+    )
+    iceberg = [
+        type(op) for op in plan_alter_table(joined, SMALL, catalog="lake", target=SPARK_ICEBERG).ops
+    ]
+    delta_plan = plan_alter_table(joined, SMALL, catalog="lake", target=DATABRICKS_DELTA)
+    delta = [type(op) for op in delta_plan.ops]
+    assert RewriteTableOp in iceberg and SetNotNullOp not in iceberg
+    assert delta == [
+        CheckConversionsOp,  # no NULL in the joining column, before any change
+        CheckUniqueKeyOp,
+        SetNotNullOp,
+        SetPrimaryKeyOp,
+        SetPropertiesOp,
+    ]
+    texts = [s.sql for s in render_plan(delta_plan, DATABRICKS_DELTA)]
+    assert "ALTER TABLE `lake`.`s`.`t`\nALTER COLUMN `n` SET NOT NULL" in texts
+    assert "ADD CONSTRAINT `t_pk` PRIMARY KEY (`id`, `n`)" in "\n".join(t or "" for t in texts)
+    with pytest.raises(RenderError, match="NOT NULL in place"):
+        render(next(op for op in delta_plan.ops if isinstance(op, SetNotNullOp)), SPARK_ICEBERG)
+
+
+def test_dropping_the_whole_key_is_in_place_on_delta() -> None:
+    keyless = _alter((Column(name="id", type=DataType.INT), SMALL.columns[1], SMALL.columns[2]))
+    plan = plan_alter_table(keyless, SMALL, catalog="lake", target=DATABRICKS_DELTA)
+    assert [type(op) for op in plan.ops] == [SetPrimaryKeyOp, DropNotNullOp, SetPropertiesOp]
+    texts = [s.sql for s in render_plan(plan, DATABRICKS_DELTA)]
+    assert texts[0] == "ALTER TABLE `lake`.`s`.`t`\nDROP PRIMARY KEY IF EXISTS"
+    assert "ADD CONSTRAINT" not in "\n".join(t or "" for t in texts)
+    iceberg = plan_alter_table(keyless, SMALL, catalog="lake", target=SPARK_ICEBERG)
+    assert RewriteTableOp in [type(op) for op in iceberg.ops]

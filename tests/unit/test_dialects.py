@@ -44,6 +44,7 @@ def test_a_dialect_must_name_every_type() -> None:
             widens_decimal_precision=False,
             key_types_refused=frozenset(),
             key_style=KeyStyle.IDENTIFIER_FIELDS,
+            changes_key_in_place=False,
             executable=False,
         )
 

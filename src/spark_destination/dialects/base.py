@@ -59,6 +59,8 @@ class Dialect:
     # Types a primary-key column may not have.
     key_types_refused: frozenset[DataType]
     key_style: KeyStyle
+    # ``planner.target.Target.changes_key_in_place``.
+    changes_key_in_place: bool
     # Whether the runtime can execute this dialect here, and if not what is missing.
     executable: bool
     missing: str = ""

@@ -55,6 +55,8 @@ DATABRICKS_DELTA: Final = Dialect(
     key_types_refused=frozenset(),
     # Informational PRIMARY KEY constraint (Unity Catalog; Databricks Runtime 11.3 LTS+).
     key_style=KeyStyle.PRIMARY_KEY_CONSTRAINT,
+    # ALTER COLUMN ... SET NOT NULL (Delta checks the existing rows) and DROP PRIMARY KEY.
+    changes_key_in_place=True,
     executable=False,
     missing=(
         "this server runs Spark with the Iceberg runtime only; executing Databricks SQL on "

@@ -43,6 +43,7 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
+    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -77,6 +78,7 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | DropColumnsOp()
             | AlterColumnTypeOp()
             | DropNotNullOp()
+            | SetNotNullOp()
         ):
             return lower_ddl(r, op)
         case (

@@ -55,5 +55,7 @@ SPARK_ICEBERG: Final = Dialect(
     # Iceberg refuses floating-point identifier fields.
     key_types_refused=frozenset({DataType.FLOAT, DataType.DOUBLE}),
     key_style=KeyStyle.IDENTIFIER_FIELDS,
+    # Iceberg cannot make a column required, nor leave identifier fields empty in place.
+    changes_key_in_place=False,
     executable=True,
 )

@@ -35,6 +35,7 @@ from spark_destination.planner.ir import (
     Op,
     Plan,
     RewriteTableOp,
+    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     TableRef,
@@ -99,14 +100,15 @@ def plan_alter_table(
     if new_key and (key_set_changed or converted_key):
         ops.append(CheckUniqueKeyOp(table=ref, key=key_changes))
 
-    if rewritten or joining or (old_key and not new_key):
+    key_needs_rewrite = bool(joining or (old_key and not new_key))
+    if rewritten or (key_needs_rewrite and not target.changes_key_in_place):
         ops.append(RewriteTableOp(table=ref, columns=changes))
         if new_key:
             ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))
         # The query keeps a required column required; only key columns may stay so.
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]
     else:
-        ops += _in_place(target, ref, changes, dropped, new_key, leaving, key_set_changed)
+        ops += _in_place(ref, changes, dropped, new_key, joining, leaving, key_set_changed, target)
     ops.append(
         SetPropertiesOp(table=ref, properties=((metadata.PROPERTY, metadata.encode(final)),))
     )
@@ -146,13 +148,14 @@ def target_columns(
 
 
 def _in_place(
-    target: Target,
     ref: TableRef,
     changes: tuple[ColumnChange, ...],
     dropped: tuple[str, ...],
     new_key: tuple[str, ...],
+    joining: tuple[ColumnChange, ...],
     leaving: tuple[str, ...],
     key_set_changed: bool,
+    target: Target,
 ) -> list[Op]:
     ops: list[Op] = []
     added = tuple(c.target for c in changes if c.source is None)
@@ -162,6 +165,8 @@ def _in_place(
         if change.source is not None and target.widens_in_place(change.source, change.target):
             ops.append(AlterColumnTypeOp(table=ref, column=change.target))
     if key_set_changed:
+        # Joining columns only where the target changes the key in place (checked: no NULL).
+        ops += [SetNotNullOp(table=ref, column=c.target.name) for c in joining]
         # Before dropping a column that left the key: a key column cannot be dropped.
         ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]

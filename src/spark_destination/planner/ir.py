@@ -1,9 +1,6 @@
-"""The operation IR: what a request will do, before any SQL text exists.
-
-Every node is a frozen, slotted, keyword-only dataclass; ``Op`` is the closed union the renderer
-and the runtime dispatch on with ``match`` + ``assert_never``. Collections are tuples so a plan is
-hashable and compares by value in tests.
-"""
+"""The operation IR: what a request will do, before any SQL text exists. Every node is a frozen,
+slotted, keyword-only dataclass; ``Op`` is the closed union the renderer and the runtime match
+on with ``assert_never``. Collections are tuples: a plan is hashable and compares by value."""
 
 from __future__ import annotations
 
@@ -127,14 +124,10 @@ class CheckValuesOp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeBatchOp:
-    """Apply a whole WriteBatch with one MERGE (one commit).
-
-    The staged rows of a key that occurs more than once (``DUP_COLUMN``) are first folded, in
-    ``SEQ_COLUMN`` order, into one source row: per column the last value that is not the
-    unmodified sentinel; the op is delete if any row deletes, else upsert if any row upserts,
-    else update. The renderer also gives the form without the fold; the runtime runs it when
-    staging found no repeated key, the usual case, which saves an aggregation branch.
-    """
+    """Apply a whole WriteBatch with one MERGE (one commit). The staged rows of a repeated key
+    (``DUP_COLUMN``) are folded, in ``SEQ_COLUMN`` order, into one source row: per column the
+    last value that is not the unmodified sentinel; delete if any row deletes, else upsert if
+    any upserts, else update. The form without the fold runs when no key repeats (usual)."""
 
     table: TableRef
     view: str
@@ -357,11 +350,18 @@ class DropNotNullOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SetNotNullOp:
+    """Make a column joining the primary key NOT NULL in place (checked to hold no NULL)."""
+
+    table: TableRef
+    column: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckConversionsOp:
-    """Read-only: per conversion, how many stored non-NULL values do not convert to the target
-    type and the least of them (as text); per ``not_null`` column, how many rows would hold
-    NULL in it (a column joining the key). The runtime fails the request on any hit, before
-    any change."""
+    """Read-only: per conversion, how many stored non-NULL values do not convert and the least
+    of them (as text); per ``not_null`` column (joining the key), how many rows hold NULL in it.
+    The runtime fails the request on any hit, before any change."""
 
     table: TableRef
     conversions: tuple[ColumnChange, ...]
@@ -433,6 +433,7 @@ Op = (
     | KeepLatestVersionsOp
     | AlterColumnTypeOp
     | DropNotNullOp
+    | SetNotNullOp
     | CheckConversionsOp
     | CheckUniqueKeyOp
     | RewriteTableOp

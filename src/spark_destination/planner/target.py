@@ -39,6 +39,12 @@ class Target(Protocol):
         """Some stored ``source`` value may not convert to ``target`` (so it is checked first)."""
         ...
 
+    @property
+    def changes_key_in_place(self) -> bool:
+        """A column joining the primary key can be made NOT NULL in place (once checked to hold
+        no NULL), and the key can be dropped in place; otherwise both need a rewrite."""
+        ...
+
     def key_type_allowed(self, data_type: DataType) -> bool:
         """A column of this type may be part of the primary key."""
         ...

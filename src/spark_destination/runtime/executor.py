@@ -42,6 +42,7 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
+    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -150,6 +151,7 @@ class Executor:
                 | KeepLatestVersionsOp()
                 | AlterColumnTypeOp()
                 | DropNotNullOp()
+                | SetNotNullOp()
                 | RewriteTableOp()
                 | RewriteToHistoryOp()
             ):

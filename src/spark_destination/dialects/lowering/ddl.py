@@ -8,6 +8,7 @@ from typing import assert_never
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.quoting import ident, qualified
+from spark_destination.errors import RenderError
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
@@ -19,6 +20,7 @@ from spark_destination.planner.ir import (
     DropTableOp,
     ListNamespacesOp,
     RenameColumnOp,
+    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
@@ -37,6 +39,7 @@ DdlOp = (
     | DropColumnsOp
     | AlterColumnTypeOp
     | DropNotNullOp
+    | SetNotNullOp
 )
 
 
@@ -184,6 +187,13 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             sql = r.template("drop_not_null", context)
             summary = f"make column {op.column!r} of {op.table.name!r} nullable"
             return (r.statement(op, sql, summary),)
+        case SetNotNullOp():
+            if not r.dialect.changes_key_in_place:
+                raise RenderError(f"{r.dialect.name} cannot make a column NOT NULL in place")
+            context = ColumnContext(table=r.table(op.table), column=ident(op.column))
+            sql = r.template("set_not_null", context)
+            summary = f"make column {op.column!r} of {op.table.name!r} NOT NULL"
+            return (r.statement(op, sql, summary, known_gap=True),)
         case _:
             assert_never(op)
 
@@ -194,6 +204,8 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
     summary = f"set the primary key of {op.table.name!r}"
     match r.dialect.key_style:
         case KeyStyle.IDENTIFIER_FIELDS:
+            if not op.columns:
+                raise RenderError(f"{r.dialect.name} cannot leave a table without key in place")
             summary = f"set identifier fields of {op.table.name!r}"
             sql = r.template("set_primary_key", ColumnsContext(table=table, columns=columns))
             return (r.statement(op, sql, summary, command=True),)
@@ -205,10 +217,9 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
                 constraint=ident(op.table.name + PRIMARY_KEY_SUFFIX),
             )
             dropped = r.template("drop_primary_key", context)
-            added = r.template("add_primary_key", context)
-            return (
-                r.statement(op, dropped, f"drop the primary key of {op.table.name!r} if any"),
-                r.statement(op, added, summary),
-            )
+            drop = r.statement(op, dropped, f"drop the primary key of {op.table.name!r} if any")
+            if not op.columns:
+                return (drop,)
+            return (drop, r.statement(op, r.template("add_primary_key", context), summary))
         case _:
             assert_never(r.dialect.key_style)
