@@ -15,6 +15,12 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 from syrupy.types import SnapshotIndex
 
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import finalize, render
+from spark_destination.planner.ir import Op
+from spark_destination.rendered import Form, Statement
+
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
 _CASE = re.compile(r"\[(?P<case>[^\]-]+)-(?P<dialect>[^\]]+)\]$")
 
@@ -55,12 +61,6 @@ def sql_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 
 # --- rendering helpers shared by the golden tests -------------------------------------------
-
-from spark_destination.dialects.base import Dialect  # noqa: E402
-from spark_destination.dialects.registry import DIALECTS  # noqa: E402
-from spark_destination.dialects.render import finalize, render  # noqa: E402
-from spark_destination.planner.ir import Op  # noqa: E402
-from spark_destination.rendered import Form, Statement  # noqa: E402
 
 
 def golden_params(cases: object) -> list[tuple[str, str]]:
