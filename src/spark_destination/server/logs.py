@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from typing import Final, TextIO
 
 ORIGIN: Final = "sdk_destination"
+# How the context prefix reaches the JVM's log lines (runtime/log4j2.properties reads it).
+JVM_PREFIX_VARIABLE: Final = "SPARK_DESTINATION_LOG_PREFIX"
 # Environment variable -> the name it goes by in the context prefix.
 CONTEXT_VARIABLES: Final = (
     ("FIVETRAN_ACCOUNT_NAME", "account"),
@@ -83,9 +85,11 @@ def configure(
     environ: Mapping[str, str] | None = None,
 ) -> None:
     handler = logging.StreamHandler(stream) if stream is not None else _CurrentStdoutHandler()
-    handler.setFormatter(
-        JsonLineFormatter(context_prefix(os.environ if environ is None else environ))
-    )
+    prefix = context_prefix(os.environ if environ is None else environ)
+    handler.setFormatter(JsonLineFormatter(prefix))
+    if environ is None:
+        # Inherited by the Spark JVM started later in this process.
+        os.environ[JVM_PREFIX_VARIABLE] = prefix
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
