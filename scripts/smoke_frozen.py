@@ -23,6 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = REPO_ROOT / "src" / "spark_destination" / "samples"
 HIDDEN_PREFIXES = ("python", "pip", "java", "jshell", "jar")
 START_TIMEOUT = 180.0
+REPLAY_TIMEOUT = 900.0
 
 
 def bare_path(folder: Path) -> str:
@@ -95,6 +96,7 @@ def main(argv: list[str]) -> int:
             capture_output=True,
             text=True,
             check=False,
+            timeout=REPLAY_TIMEOUT,
         )
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=120)
