@@ -102,7 +102,9 @@ def main(argv: list[str]) -> int:
         code = process.wait(timeout=120)
         reader.join(timeout=10)
         leftovers = sorted(p.name for p in (root / "tmp").iterdir())
-    print(replay.stdout.strip().splitlines()[-1] if replay.stdout.strip() else replay.stderr)
+    # The replay's report goes to stderr; its last line is OK or FAILED: why.
+    report = [line for line in replay.stderr.splitlines() if line.startswith(("OK", "FAILED"))]
+    print(f"smoke: replay of the samples: {report[-1] if report else replay.stderr[-2000:]}")
     bad = [line for line in lines if not _is_log_line(line)]
     print(
         f"smoke: gRPC answering {grpc_seconds:.1f} s after start, Spark ready {spark_seconds:.1f} s"
