@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-.venv/bin/ruff check src tests scripts benchmarks
+.venv/bin/ruff check src tests scripts benchmarks main.py
 .venv/bin/mypy
 # Pure tests (no JVM): planner, renderer, golden SQL, protocol contract, batch files.
 .venv/bin/python -m pytest -m "not spark" -q "$@"

@@ -60,12 +60,16 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
+    """Replay input files; stdout gets only Fivetran JSON log lines, people read stderr."""
     from spark_destination import replay as replay_module
+    from spark_destination.replay_progress import progress_for
     from spark_destination.server import logs
     from spark_destination.server.app import create_server
     from spark_destination.testing.client import connect
+    from spark_destination.testing.tester_input import TesterInputError
 
-    logs.configure(stream=sys.stderr)
+    logs.configure()
+    human = sys.stderr
     configuration = _defaults(args)
     with tempfile.TemporaryDirectory(prefix="spark-destination-replay-") as workdir:
         server = None
@@ -78,29 +82,55 @@ def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
             server.start()
             client = connect(f"127.0.0.1:{port}")
         try:
-            report = replay_module.replay(
-                paths,
-                client=client,
-                configuration=configuration,
-                schema=args.schema,
-                plain_text=args.plain_text,
-                workdir=Path(workdir),
-            )
-            print(report.text())
+            files = replay_module.expand_inputs(paths)
+            with progress_for(human, len(files)) as progress:
+                report = replay_module.replay(
+                    files,
+                    client=client,
+                    configuration=configuration,
+                    schema=args.schema,
+                    plain_text=args.plain_text,
+                    workdir=Path(workdir),
+                    batch_file_type=args.batch_file_type,
+                    progress=progress,
+                )
+            human.write(report.text())
             if engine is not None and report.tables:
                 config = engine.config(configuration)
                 session = engine.sessions.for_request(config)
                 replay_module.print_tables(
-                    session, config.catalog, args.schema, report.tables, sys.stdout
+                    session, config.catalog, args.schema, report.tables, human
                 )
             return 0 if report.ok else 1
+        except TesterInputError as exc:
+            human.write(f"error: {exc}\n")
+            return 2
         finally:
             if server is not None:
                 server.stop(grace=None)
 
 
+def _input_paths(args: argparse.Namespace) -> list[Path]:
+    """Positional files and folders, or the tester's ``--input-file NAME`` (looked up in them)."""
+    given = [Path(p) for p in args.files]
+    if not args.input_file:
+        if not given:
+            raise DestinationError("replay needs input files or folders (or --input-file)")
+        return given
+    folders = [p for p in given if p.is_dir()] or [Path.cwd()]
+    chosen = [p for p in given if not p.is_dir()]
+    for name in args.input_file:
+        candidates = [Path(name), *(folder / name for folder in folders)]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            where = ", ".join(str(f) for f in folders)
+            raise DestinationError(f"--input-file {name}: no such file (looked in {where})")
+        chosen.append(found)
+    return chosen
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
-    return _replay([Path(p) for p in args.files], args)
+    return _replay(_input_paths(args), args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -145,10 +175,28 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         command = sub.add_parser(name, help=helptext)
         if name == "replay":
-            command.add_argument("files", nargs="+", help="tester input JSON files, in order")
+            command.add_argument(
+                "files",
+                nargs="*",
+                help="tester input JSON files, or folders of them (their *.json in name order)",
+            )
+            command.add_argument(
+                "--input-file",
+                action="append",
+                default=[],
+                help="run this input file only (the tester's flag; looked up in the folders "
+                "given); repeatable",
+            )
         command.add_argument("--address", help="a running server (default: embedded server)")
-        command.add_argument("--schema", default="tester")
+        command.add_argument("--schema", "--schema-name", dest="schema", default="tester")
         command.add_argument("--plain-text", action="store_true", help="no compression/AES")
+        command.add_argument(
+            "--batch-file-type",
+            type=str.upper,
+            choices=("CSV", "PARQUET"),
+            default="CSV",
+            help="batch file format, as the tester's flag (default CSV)",
+        )
         _add_spark_flags(command)
         command.set_defaults(func=func)
     return parser

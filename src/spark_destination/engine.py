@@ -67,11 +67,14 @@ class SessionProvider:
         check: Callable[[SparkSession, DestinationConfig], None],
         register_catalog: Callable[[SparkSession, str, str], None],
         configure: Callable[[SparkSession, DestinationConfig], None] = lambda _s, _c: None,
+        stop: Callable[[SparkSession], None] | None = None,
     ) -> None:
         self._build = build
         self._configure = configure
         self._check = check
         self._register_catalog = register_catalog
+        # None for a session the caller owns (``shared``): stopping it is the caller's job.
+        self._stop = stop
         self._root: SparkSession | None = None
         self._root_config: DestinationConfig | None = None
         self._lock = threading.Lock()
@@ -85,6 +88,7 @@ class SessionProvider:
             check=lambda s, config: spark_session.check_compatible(s, settings_for(config)),
             register_catalog=spark_session.register_catalog,
             configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
+            stop=_stop_session,
         )
 
     @classmethod
@@ -115,6 +119,14 @@ class SessionProvider:
                 self._check(self._root, config)
             return self._root
 
+    def stop(self) -> None:
+        """Stop the session this provider built (and its JVM); a later request starts anew."""
+        with self._lock:
+            root, self._root, self._root_config = self._root, None, None
+            if root is not None and self._stop is not None:
+                log.info("stopping Spark")
+                self._stop(root)
+
     def for_request(self, config: DestinationConfig) -> SparkSession:
         """A child session (own temp views and SQL conf) with the request's catalog set up."""
         root = self.root(config)
@@ -127,6 +139,12 @@ class SessionProvider:
         ):
             self._register_catalog(child, config.catalog, config.warehouse)
         return child
+
+
+def _stop_session(session: SparkSession) -> None:
+    from spark_destination.runtime.shutdown import stop_session
+
+    stop_session(session)
 
 
 def settings_for(config: DestinationConfig) -> SparkSettings:

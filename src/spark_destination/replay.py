@@ -12,6 +12,7 @@ into ``workdir`` and deleted after each input file.
 from __future__ import annotations
 
 import random
+import time as clock_time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -23,6 +24,7 @@ import grpc
 from google.protobuf.message import Message
 
 from spark_destination.dialects.quoting import ident, qualified
+from spark_destination.replay_progress import ReplayProgress
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.testing.client import DestinationClient, response_outcome
 from spark_destination.testing.tester_input import (
@@ -41,7 +43,19 @@ from spark_destination.testing.tester_input import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["ReplayReport", "StepResult", "expand_inputs", "print_tables", "replay", "run_step"]
+__all__ = [
+    "BATCH_FILE_TYPES",
+    "ReplayReport",
+    "StepResult",
+    "expand_inputs",
+    "print_tables",
+    "replay",
+    "run_step",
+]
+
+# The tester's --batch-file-type values this replay can write; the Parquet test writer (issue 9)
+# adds "PARQUET".
+BATCH_FILE_TYPES: Final = ("CSV",)
 
 # Outcomes after which the tester carries on; anything else ends the run.
 _CONTINUE: Final = frozenset({"success", "warning", "not_found", "table", "unsupported"})
@@ -147,20 +161,41 @@ def _attempt(action: Callable[[], Message]) -> tuple[Message | None, str, str]:
     return response, *response_outcome(response)
 
 
+class _Recorder:
+    """Runs calls, records their results and tells the progress display."""
+
+    def __init__(self, progress: ReplayProgress | None) -> None:
+        self.results: list[StepResult] = []
+        self.last_response: Message | None = None
+        self._progress = progress
+
+    def call(self, input_file: str, step: str, action: Callable[[], Message]) -> StepResult:
+        started = clock_time.perf_counter()
+        response, outcome, message = _attempt(action)
+        result = StepResult(input_file=input_file, step=step, outcome=outcome, message=message)
+        self.results.append(result)
+        self.last_response = response
+        if self._progress is not None:
+            self._progress.step_done(result, clock_time.perf_counter() - started)
+        return result
+
+    def file_started(self, name: str, steps: int) -> None:
+        if self._progress is not None:
+            self._progress.file_started(name, steps)
+
+
 def _run_tests(
-    client: DestinationClient, configuration: Mapping[str, str], results: list[StepResult]
+    client: DestinationClient, configuration: Mapping[str, str], recorder: _Recorder
 ) -> str | None:
-    form, outcome, message = _attempt(client.configuration_form)
-    results.append(
-        StepResult(input_file="", step="ConfigurationForm", outcome=outcome, message=message)
-    )
+    result = recorder.call("", "ConfigurationForm", client.configuration_form)
+    form = recorder.last_response
     if not isinstance(form, common.ConfigurationFormResponse):
-        return f"ConfigurationForm failed: {message}"
+        return f"ConfigurationForm failed: {result.message}"
     for test in form.tests:
-        _, outcome, message = _attempt(partial(client.test, test.name, configuration))
-        results.append(
-            StepResult(input_file="", step=f"Test {test.name}", outcome=outcome, message=message)
+        result = recorder.call(
+            "", f"Test {test.name}", partial(client.test, test.name, configuration)
         )
+        outcome, message = result.outcome, result.message
         if outcome != "success":
             # The tester stops the whole run when a configuration test fails.
             return f"test {test.name!r} failed: {message or outcome}"
@@ -182,10 +217,18 @@ def replay(
     workdir: Path,
     clock: Callable[[], int] | None = None,
     seed: int | None = None,
+    batch_file_type: str = "CSV",
+    progress: ReplayProgress | None = None,
 ) -> ReplayReport:
     """Run the input files in order through ``client``; stop at the first task or failure."""
-    results: list[StepResult] = []
-    error = _run_tests(client, configuration, results)
+    if batch_file_type.upper() not in BATCH_FILE_TYPES:
+        raise TesterInputError(
+            f"--batch-file-type {batch_file_type}: this replay writes "
+            f"{' or '.join(BATCH_FILE_TYPES)} batch files only (no {batch_file_type.upper()} "
+            f"test writer in this build)"
+        )
+    recorder = _Recorder(progress)
+    error = _run_tests(client, configuration, recorder)
     session = TesterSession(
         workdir=workdir,
         schema=schema,
@@ -194,10 +237,10 @@ def replay(
         rng=random.Random(seed),  # noqa: S311 - column shuffling, not security
     )
     for path in expand_inputs(paths) if error is None else []:
-        error = _replay_file(path, session, client, configuration, results)
+        error = _replay_file(path, session, client, configuration, recorder)
         if error is not None:
             break
-    return ReplayReport(results=tuple(results), tables=tuple(session.tables), error=error)
+    return ReplayReport(results=tuple(recorder.results), tables=tuple(session.tables), error=error)
 
 
 def _replay_file(
@@ -205,22 +248,18 @@ def _replay_file(
     session: TesterSession,
     client: DestinationClient,
     configuration: Mapping[str, str],
-    results: list[StepResult],
+    recorder: _Recorder,
 ) -> str | None:
     try:
         steps = session.load(path)
+        recorder.file_started(path.name, len(steps))
         for step in steps:
             send = partial(
                 run_step, client, step, configuration=configuration, schema=session.schema
             )
-            _, outcome, message = _attempt(send)
-            results.append(
-                StepResult(
-                    input_file=path.name, step=step.summary, outcome=outcome, message=message
-                )
-            )
-            if outcome not in _CONTINUE:
-                return f"{path.name}: {step.summary} answered {outcome}: {message}"
+            result = recorder.call(path.name, step.summary, send)
+            if result.outcome not in _CONTINUE:
+                return f"{path.name}: {step.summary} answered {result.outcome}: {result.message}"
     except (TesterInputError, OSError) as exc:
         return f"{path.name}: {exc}"
     finally:

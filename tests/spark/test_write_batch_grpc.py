@@ -347,11 +347,13 @@ def test_configuration_form_tests_and_capabilities(dest: Destination) -> None:
         response = dest.stub.Test(common.TestRequest(name=test.name, configuration={}))
         assert response.WhichOneof("response") == "success", (test.name, response)
     bad = dest.stub.Test(
-        common.TestRequest(name="configuration", configuration={"jar_source": "ftp"})
+        common.TestRequest(name="settings_are_valid", configuration={"jar_source": "ftp"})
     )
     assert bad.WhichOneof("response") == "failure" and "jar_source" in bad.failure
     other_jvm = dest.stub.Test(
-        common.TestRequest(name="warehouse", configuration={"spark_master": "local[3]"})
+        common.TestRequest(
+            name="spark_reaches_warehouse", configuration={"spark_master": "local[3]"}
+        )
     )
     assert other_jvm.WhichOneof("response") == "failure" and "master" in other_jvm.failure
     capabilities = dest.stub.Capabilities(pb.CapabilitiesRequest())

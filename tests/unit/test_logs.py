@@ -6,6 +6,8 @@ import io
 import json
 import logging
 
+import pytest
+
 from spark_destination.server import logs
 
 
@@ -43,3 +45,49 @@ def _check(text: str) -> None:
     # Exception text can quote data: only the type is logged.
     assert lines[2]["message"] == "failed (ValueError)"
     assert "secret" not in text
+
+
+def test_fivetran_account_and_group_prefix_every_message_when_set() -> None:
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    stream = io.StringIO()
+    environ = {"FIVETRAN_ACCOUNT_NAME": "acme", "FIVETRAN_GROUP_NAME": "", "OTHER": "x"}
+    try:
+        logs.configure(stream=stream, environ=environ)
+        logging.getLogger("spark_destination.test").info("hello")
+    finally:
+        root.handlers[:], root.level = saved[0], saved[1]
+    assert json.loads(stream.getvalue())["message"] == "[account=acme] hello"
+    assert logs.context_prefix({}) == ""
+    both = {"FIVETRAN_ACCOUNT_NAME": "a", "FIVETRAN_GROUP_NAME": "g"}
+    assert logs.context_prefix(both) == "[account=a group=g] "
+
+
+def test_the_default_handler_follows_sys_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A progress display swaps sys.stdout; log lines must go to the current one."""
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    first, second = io.StringIO(), io.StringIO()
+    try:
+        monkeypatch.setattr("sys.stdout", first)
+        logs.configure(environ={})
+        monkeypatch.setattr("sys.stdout", second)
+        logging.getLogger("spark_destination.test").info("where")
+    finally:
+        root.handlers[:], root.level = saved[0], saved[1]
+    assert first.getvalue() == ""
+    assert json.loads(second.getvalue())["message"] == "where"
+
+
+def test_jvm_log_config_maps_levels_and_hides_values_and_traces() -> None:
+    from pathlib import Path
+
+    from spark_destination.runtime.session import log4j_option
+
+    option = log4j_option()
+    assert option.startswith("-Dlog4j2.configurationFile=file:")
+    assert " " not in option
+    text = Path(option.split("=", 1)[1].removeprefix("file:")).read_text(encoding="utf-8")
+    assert "appender.json.target = SYSTEM_OUT" in text
+    assert "alwaysWriteExceptions = false" in text
+    assert "WARN=WARNING" in text and "ERROR=SEVERE" in text and "FATAL=SEVERE" in text

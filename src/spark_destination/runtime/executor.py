@@ -106,7 +106,10 @@ class Executor:
                         self._check(check, check_statement, staged[check.view])
                     raise
                 deferred = None
-                outcome.statements.append((statement.summary, time.perf_counter() - started))
+                seconds = time.perf_counter() - started
+                outcome.statements.append((statement.summary, seconds))
+                # One line per step as it ends, so a long request is seen to move.
+                log.info("%s: %.2f s", statement.summary, seconds)
             outcome.staged_rows = sum(s.rows for s in staged.values())
             return outcome
         finally:

@@ -18,7 +18,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from spark_destination.config import check_catalog_name, is_uri, memory_bytes
 from spark_destination.errors import ConfigurationError
@@ -231,8 +231,21 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
             # Shuffle and spill files of a MERGE hold decrypted rows: keep them in RAM-backed
             # tmpfs, never on persistent disk (an operator's spark.local.dir still wins below).
             conf.append(("spark.local.dir", scratch))
-    conf += settings.extra_conf
+    java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
+    conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
+    # An operator's own options come after ours, so their -D settings win.
+    conf.append((DRIVER_JAVA_OPTIONS, f"{log4j_option()} {java_options}".strip()))
     return tuple(conf)
+
+
+DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+
+
+def log4j_option() -> str:
+    """The JVM option that writes Spark's log lines as Fivetran JSON lines (log4j2.properties)."""
+    config = Path(__file__).with_name("log4j2.properties")
+    # A URI: spark-submit splits extraJavaOptions on spaces, and a URI has none.
+    return f"-Dlog4j2.configurationFile={config.resolve().as_uri()}"
 
 
 def ram_scratch_dir() -> str | None:

@@ -9,6 +9,7 @@ master, as a Parquet file on a RAM-backed tmpfs, which Spark reads faster.
 from __future__ import annotations
 
 import enum
+import logging
 import os
 import shutil
 import tempfile
@@ -46,6 +47,8 @@ _ROW_OP = {
 
 # RAM-backed on Linux: decrypted rows staged here never reach persistent storage.
 TMPFS = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
+
+log = logging.getLogger(__name__)
 
 
 class Transport(enum.Enum):
@@ -110,6 +113,7 @@ def decode_batch(
         table = read_batch_file(
             staged.path, key=keys.get(staged.path), params=params, columns=op.columns
         )
+        log.info("decoded %d row(s) from %s", table.num_rows, os.path.basename(staged.path))
         parts.append(_normalise(table, op.columns, staged.kind, params, seq))
         spans.append(FileSpan(file=staged, first_seq=seq, rows=table.num_rows))
         seq += table.num_rows

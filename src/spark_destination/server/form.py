@@ -1,71 +1,131 @@
-"""ConfigurationForm: the setup fields (keys of ``spark_destination.config``) and named tests."""
+"""ConfigurationForm: the setup fields (keys of ``spark_destination.config``) and named tests.
+
+The form is data: one ``Field`` per configuration key in ``FIELDS`` (adding a key to the form is
+adding one entry), rendered into the protobuf by ``configuration_form``. Choices are dropdowns,
+yes/no settings toggles, secrets password fields, everything else plain text.
+"""
 
 from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final, assert_never
 
 from spark_destination import config
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 
-TEST_CONFIGURATION = "configuration"
-TEST_WAREHOUSE = "warehouse"
+
+class Kind(enum.Enum):
+    TEXT = enum.auto()
+    SECRET = enum.auto()  # a password field: Fivetran masks it
+    DROPDOWN = enum.auto()
+    TOGGLE = enum.auto()  # "true" / "false"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Field:
+    name: str
+    label: str
+    description: str
+    kind: Kind = Kind.TEXT
+    default: str | None = None
+    placeholder: str | None = None
+    choices: tuple[str, ...] = ()
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Test:
+    name: str
+    label: str
+
+
+FIELDS: Final[tuple[Field, ...]] = (
+    Field(
+        name="warehouse",
+        label="Iceberg warehouse location",
+        description="Path or URI of the Iceberg warehouse (Hadoop catalog) that holds the "
+        "tables. Every Spark executor must be able to reach it.",
+        default=config.DEFAULT_WAREHOUSE,
+        placeholder="/data/warehouse or s3a://bucket/warehouse",
+    ),
+    Field(
+        name="catalog",
+        label="Catalog name",
+        description="Name of the Iceberg catalog in Spark SQL (letters, digits, underscores).",
+        default=config.DEFAULT_CATALOG,
+        placeholder=config.DEFAULT_CATALOG,
+    ),
+    Field(
+        name="spark_master",
+        label="Spark master URL",
+        description="Where Spark runs: local[*] runs it inside the destination. Fixed when the "
+        "destination starts Spark.",
+        default=config.DEFAULT_MASTER,
+        placeholder="local[*] or spark://host:7077",
+    ),
+    Field(
+        name="driver_memory",
+        label="Spark driver memory",
+        description="Memory of the Spark driver, e.g. 2g or 512m. Fixed when the destination "
+        "starts Spark.",
+        default=config.DEFAULT_DRIVER_MEMORY,
+        placeholder=config.DEFAULT_DRIVER_MEMORY,
+    ),
+    Field(
+        name="jar_source",
+        label="Iceberg runtime jar",
+        description="bundled: the Iceberg runtime shipped with the destination (works offline). "
+        "maven: resolved from Maven when Spark starts.",
+        kind=Kind.DROPDOWN,
+        default=config.JAR_SOURCES[0],
+        choices=config.JAR_SOURCES,
+    ),
+    Field(
+        name="spark_conf",
+        label="Extra Spark settings",
+        description="spark.* settings as key=value pairs separated by ';' or new lines, e.g. "
+        "spark.executor.memory=4g. Fixed when the destination starts Spark.",
+        placeholder="spark.executor.memory=4g; spark.executor.cores=2",
+    ),
+)
+
+# Named for what they check; the servicer runs them by name.
+TEST_SETTINGS: Final = "settings_are_valid"
+TEST_WAREHOUSE: Final = "spark_reaches_warehouse"
+TESTS: Final = (
+    Test(TEST_SETTINGS, "Checking the settings are valid"),
+    Test(TEST_WAREHOUSE, "Starting Spark and reading the Iceberg warehouse"),
+)
+
+
+def _add(form: common.ConfigurationFormResponse, spec: Field) -> None:
+    field = form.fields.add(
+        name=spec.name, label=spec.label, description=spec.description, required=spec.required
+    )
+    if spec.default is not None:
+        field.default_value = spec.default
+    if spec.placeholder is not None:
+        field.placeholder = spec.placeholder
+    match spec.kind:
+        case Kind.TEXT:
+            field.text_field = common.PlainText
+        case Kind.SECRET:
+            field.text_field = common.Password
+        case Kind.DROPDOWN:
+            field.dropdown_field.dropdown_field.extend(spec.choices)
+        case Kind.TOGGLE:
+            field.toggle_field.SetInParent()
+        case _:
+            assert_never(spec.kind)
 
 
 def configuration_form() -> common.ConfigurationFormResponse:
     form = common.ConfigurationFormResponse(
         schema_selection_supported=True, table_selection_supported=True
     )
-    form.fields.add(
-        name="warehouse",
-        label="Iceberg warehouse",
-        description="Path or URI of the Iceberg warehouse (Hadoop catalog). Every Spark "
-        "executor must be able to reach it.",
-        required=False,
-        text_field=common.PlainText,
-        default_value=config.DEFAULT_WAREHOUSE,
-        placeholder="/data/warehouse or s3a://bucket/warehouse",
-    )
-    form.fields.add(
-        name="catalog",
-        label="Catalog name",
-        description="Name of the Iceberg catalog in Spark SQL.",
-        required=False,
-        text_field=common.PlainText,
-        default_value=config.DEFAULT_CATALOG,
-    )
-    form.fields.add(
-        name="spark_master",
-        label="Spark master",
-        description="Spark master URL; local[*] runs Spark inside the destination. Fixed when "
-        "the destination starts Spark.",
-        required=False,
-        text_field=common.PlainText,
-        default_value=config.DEFAULT_MASTER,
-        placeholder="local[*] or spark://host:7077",
-    )
-    form.fields.add(
-        name="driver_memory",
-        label="Driver memory",
-        description="Spark driver memory, e.g. 2g. Fixed when the destination starts Spark.",
-        required=False,
-        text_field=common.PlainText,
-        default_value=config.DEFAULT_DRIVER_MEMORY,
-    )
-    jar_source = form.fields.add(
-        name="jar_source",
-        label="Iceberg jar source",
-        description="bundled: the Iceberg runtime shipped with the package (works offline); "
-        "maven: spark.jars.packages coordinates resolved from Maven.",
-        required=False,
-        default_value="bundled",
-    )
-    jar_source.dropdown_field.dropdown_field.extend(config.JAR_SOURCES)
-    form.fields.add(
-        name="spark_conf",
-        label="Extra Spark settings",
-        description="key=value pairs separated by ';' or new lines, e.g. "
-        "spark.executor.memory=4g. Fixed when the destination starts Spark.",
-        required=False,
-        text_field=common.PlainText,
-    )
-    form.tests.add(name=TEST_CONFIGURATION, label="Validating the configuration")
-    form.tests.add(name=TEST_WAREHOUSE, label="Connecting to Spark and the Iceberg warehouse")
+    for spec in FIELDS:
+        _add(form, spec)
+    for test in TESTS:
+        form.tests.add(name=test.name, label=test.label)
     return form

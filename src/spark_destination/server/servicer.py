@@ -76,7 +76,7 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         self, request: common.TestRequest, context: grpc.ServicerContext
     ) -> common.TestResponse:
         def run() -> common.TestResponse:
-            if request.name == form.TEST_CONFIGURATION:
+            if request.name == form.TEST_SETTINGS:
                 self._engine.config(request.configuration)  # raises on a bad value
             elif request.name == form.TEST_WAREHOUSE:
                 self._engine.check_warehouse(request.configuration)

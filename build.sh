@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fivetran's build step (reference §1): install the pinned runtime set, generate the gRPC stubs
+# from the project's own proto/ (no download: this repository carries the .proto files), and
+# install the package. Installs into the Python that runs it ($PYTHON, else python3): run it in
+# a virtualenv or a build container. Afterwards: python main.py --port 50052.
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -m pip install --quiet -r requirements.txt
+"$PYTHON" scripts/generate_protos.py
+# Not editable: a frozen build (PyInstaller) collects the package from site-packages.
+"$PYTHON" -m pip install --quiet --no-deps .

@@ -1,0 +1,52 @@
+"""Under Fivetran every stdout line must be a partner JSON log line, the JVM's included.
+
+A replay runs as its own process (its own JVM, with the destination's log4j configuration), as
+``demo`` does; people read its report on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+SAMPLES = Path(__file__).resolve().parents[2] / "src" / "spark_destination" / "samples"
+
+
+def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path: Path) -> None:
+    env = {**os.environ, "FIVETRAN_ACCOUNT_NAME": "acme", "FIVETRAN_GROUP_NAME": "lake"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spark_destination.cli",
+            "replay",
+            str(SAMPLES / "01_basic.json"),
+            "--warehouse",
+            str(tmp_path / "warehouse"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert all(set(line) == {"level", "message", "message-origin"} for line in lines)
+    assert {line["level"] for line in lines} <= {"INFO", "WARNING", "SEVERE"}
+    # Python's lines and the JVM's (log4j) lines alike carry the account/group context.
+    assert all(line["message"].startswith("[account=acme group=lake] ") for line in lines)
+    messages = "\n".join(line["message"] for line in lines)
+    assert "starting Spark" in messages
+    assert "decoded " in messages  # rows decoded per batch file
+    assert "replay: [01_basic.json] WriteBatch all_types" in messages
+    # The human report (and the tables) go to stderr.
+    assert "\nOK\n" in result.stderr
