@@ -40,6 +40,7 @@ from spark_destination.requests import (
     WriteHistoryBatchRequest,
 )
 from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.restore import restored_on_failure
 from spark_destination.runtime.staging import Transport
 
 if TYPE_CHECKING:
@@ -279,7 +280,8 @@ class Engine:
             plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(self._render(plan))
+            with restored_on_failure(executor.session, refs, self._dialect):
+                outcome = executor.run(self._render(plan))
             return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
     def _apply(
@@ -294,7 +296,8 @@ class Engine:
             plan = plan_for(executor.describe(ref))
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(self._render(plan), batch)
+            with restored_on_failure(executor.session, (ref,), self._dialect):
+                outcome = executor.run(self._render(plan), batch)
             return _report(f"{ref.schema}.{ref.name}", outcome)
 
     def _render(self, plan: Plan) -> RenderedPlan:

@@ -49,6 +49,7 @@ from spark_destination.planner.ir import (
     TruncateOp,
 )
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
+from spark_destination.runtime import faults
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
@@ -91,7 +92,8 @@ class Executor:
         staged: dict[str, StagedBatch] = {}
         deferred: tuple[CheckValuesOp, Statement] | None = None
         try:
-            for statement in statements:
+            for index, statement in enumerate(statements):
+                faults.boundary(index, statement.op)
                 if isinstance(statement.op, CheckValuesOp) and statement.op.deferred:
                     deferred = (statement.op, statement)
                     continue
