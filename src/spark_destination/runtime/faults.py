@@ -5,24 +5,19 @@ can be injected after staging, between any two statements, and just before the s
 commits. A boundary is named ``before <n>:<Op>`` (``n`` counts the plan's statements from 0), so
 a test can enumerate a request's boundaries with ``recording`` and fail at each in turn.
 
-Enabled only by ``inject`` (in-process tests) or by the environment variable ``FAULTS_ENV``
-(a server subprocess), whose value is ``<boundary>`` or ``<boundary>@<table>``: the first
-matching boundary reached raises ``InjectedFault`` once. With neither, ``boundary`` is a
-global read and a return.
+Enabled only by ``inject`` or ``installed`` (tests, in the server's process): the first
+matching boundary reached raises ``InjectedFault`` once. Otherwise ``boundary`` is a global read
+and a return.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
 
 from spark_destination.errors import DestinationError
-
-FAULTS_ENV: Final = "SPARK_DESTINATION_FAULTS"
 
 
 class InjectedFault(DestinationError):
@@ -93,13 +88,3 @@ def _failing(name: str, table: str, hits: list[Boundary]) -> Hook:
         raise InjectedFault(f"injected fault {point.name} on {point.table or 'a table'}")
 
     return hook
-
-
-def install_from_environment() -> None:
-    """Enable the fault named by ``FAULTS_ENV`` for this process (server start-up)."""
-    spec = os.environ.get(FAULTS_ENV, "").strip()
-    if not spec:
-        return
-    name, _, table = spec.partition("@")
-    global _hook
-    _hook = _failing(name, table, [])

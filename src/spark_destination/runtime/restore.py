@@ -25,8 +25,8 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.render import render
 from spark_destination.planner.ir import DropTableOp, TableRef
 

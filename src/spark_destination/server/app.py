@@ -9,6 +9,7 @@ from typing import Final
 import grpc
 
 from spark_destination.engine import Engine
+from spark_destination.runtime import scratch
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
 
@@ -24,6 +25,7 @@ def create_server(
     engine: Engine, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, workers: int = 8
 ) -> tuple[grpc.Server, int]:
     """A started-but-not-serving server and the port it bound (``port=0`` picks a free one)."""
+    scratch.clean_orphans()  # staged batches and Spark scratch of servers that were killed
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
         options=[
