@@ -49,7 +49,7 @@ from spark_destination.planner.ir import (
     TruncateOp,
 )
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
-from spark_destination.runtime import faults
+from spark_destination.runtime import faults, transient
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
@@ -263,7 +263,9 @@ class Executor:
         from pyspark.errors import PySparkException
 
         try:
-            return [tuple(row) for row in self._session.sql(text).collect()]
+            return transient.retrying(
+                lambda: [tuple(row) for row in self._session.sql(text).collect()], what=what
+            )
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
 
