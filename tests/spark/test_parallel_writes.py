@@ -76,10 +76,10 @@ def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
     guard = threading.Lock()
 
     def hook(point: faults.Boundary) -> None:
-        # Between staging and the MERGE a request holds the table; hold it a moment longer and
-        # count how many requests are there at once.
+        # Just before its MERGE a request holds the table (its batch is staged); hold it a moment
+        # longer and count how many requests are there at once.
         nonlocal inside, most
-        if point.table != "t" or point.op != "CheckValuesOp":
+        if point.table != "t" or point.op != "MergeBatchOp":
             return
         with guard:
             inside += 1
