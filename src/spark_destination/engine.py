@@ -207,6 +207,10 @@ class Engine:
         with self._locks_guard:
             return self._table_locks.setdefault(key, threading.Lock())
 
+    def explain_failure(self, exc: Exception) -> Exception:
+        """A request's failure as the user should see it (a dead JVM is said so)."""
+        return self._sessions.explain(exc)
+
     def claim_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
         warehouse_lock.claim(_abs(self.config(configuration).warehouse))
@@ -304,7 +308,7 @@ class Engine:
             plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            with restored_on_failure(executor.session, refs, self._dialect):
+            with restored_on_failure(executor.session, refs):
                 outcome = executor.run(self._render(plan))
             return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
@@ -320,7 +324,7 @@ class Engine:
             plan = plan_for(executor.describe(ref))
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            with restored_on_failure(executor.session, (ref,), self._dialect):
+            with restored_on_failure(executor.session, (ref,)):
                 outcome = executor.run(self._render(plan), batch)
             return _report(f"{ref.schema}.{ref.name}", outcome)
 

@@ -55,7 +55,7 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
     from spark_destination.runtime.executor import describe_spark_error
 
     try:
-        catalog, ident = _catalog_and_identifier(session, table)
+        catalog, ident = catalog_and_identifier(session, table)
         try:
             loaded = catalog.loadTable(ident)
         except AnalysisException as exc:
@@ -83,7 +83,7 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
     return CatalogTable(schema=schema, properties=properties, identifier_fields=identifier_fields)
 
 
-def _catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
+def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
     jvm = session.sparkContext._jvm
     gateway = session.sparkContext._gateway
     assert jvm is not None and gateway is not None

@@ -25,24 +25,17 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.dialects.base import Dialect
-from spark_destination.dialects.quoting import qualified
-from spark_destination.dialects.render import render
-from spark_destination.planner.ir import DropTableOp, TableRef
+from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.catalog import catalog_and_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
-# Spark's error class for a table that does not exist (structured, not parsed from text).
-_NOT_FOUND = frozenset({"TABLE_OR_VIEW_NOT_FOUND"})
-
 
 @contextlib.contextmanager
-def restored_on_failure(
-    session: SparkSession, tables: Sequence[TableRef], dialect: Dialect
-) -> Iterator[None]:
+def restored_on_failure(session: SparkSession, tables: Sequence[TableRef]) -> Iterator[None]:
     """Run the body; if it raises, restore ``tables`` to their state before it."""
     saved = [(ref, _metadata(session, ref)) for ref in tables]
     try:
@@ -50,7 +43,7 @@ def restored_on_failure(
     except BaseException:
         for ref, metadata in saved:
             try:
-                _restore(session, ref, metadata, dialect)
+                _restore(session, ref, metadata)
             except Exception as exc:  # the request's own error matters more
                 log.warning(
                     "could not restore %s.%s after a failed request (%s); its retry converges "
@@ -64,20 +57,10 @@ def restored_on_failure(
 
 def _operations(session: SparkSession, ref: TableRef) -> Any:
     """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog, or None."""
-    from pyspark.errors import AnalysisException
-
-    name = qualified(ref.catalog, ref.schema, ref.name)
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    try:
-        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            session._jsparkSession, name
-        )
-    except AnalysisException as exc:
-        if exc.getErrorClass() in _NOT_FOUND:
-            return None
-        raise
-    return table.operations()
+    catalog, ident = catalog_and_identifier(session, ref)
+    if not catalog.tableExists(ident):
+        return None
+    return catalog.loadTable(ident).table().operations()
 
 
 def _metadata(session: SparkSession, ref: TableRef) -> Any:
@@ -85,14 +68,13 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
     return None if ops is None else ops.current()
 
 
-def _restore(session: SparkSession, ref: TableRef, before: Any, dialect: Dialect) -> None:
+def _restore(session: SparkSession, ref: TableRef, before: Any) -> None:
     ops = _operations(session, ref)
     if ops is None and before is None:
         return
     if before is None:
-        for statement in render(DropTableOp(table=ref), dialect):
-            assert statement.sql is not None
-            session.sql(statement.sql).collect()
+        catalog, ident = catalog_and_identifier(session, ref)
+        catalog.dropTable(ident)
         log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
         return
     if ops is None:

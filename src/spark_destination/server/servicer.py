@@ -49,7 +49,7 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         try:
             response = action()
         except Exception as raised:
-            exc = self._engine.sessions.explain(raised)
+            exc = self._engine.explain_failure(raised)
             message = failure_message(exc)
             if isinstance(exc, DestinationError):
                 log.warning("%s %s failed: %s", rpc, what, exc.loggable)
