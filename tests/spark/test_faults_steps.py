@@ -282,6 +282,7 @@ def test_a_fault_at_every_step_boundary_changes_nothing_and_the_retry_converges(
     expected = comparable(state(clean, lake, scenario.tables))
     boundaries = list(dict.fromkeys(b.name for b in seen))
     assert boundaries, f"{name}: its plan has one statement; nothing to inject between"
+    print(f"{name}: {len(boundaries)} fault point(s): {', '.join(boundaries)}")
 
     scenario.setup(faulty, files)
     before = state(faulty, lake, scenario.tables)

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.catalog import catalog_and_identifier
+from spark_destination.runtime.catalog import catalog_and_identifier, spark_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -57,10 +57,8 @@ def restored_on_failure(session: SparkSession, tables: Sequence[TableRef]) -> It
 
 def _operations(session: SparkSession, ref: TableRef) -> Any:
     """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog, or None."""
-    catalog, ident = catalog_and_identifier(session, ref)
-    if not catalog.tableExists(ident):
-        return None
-    return catalog.loadTable(ident).table().operations()
+    loaded = spark_table(session, ref)
+    return None if loaded is None else loaded.table().operations()
 
 
 def _metadata(session: SparkSession, ref: TableRef) -> Any:
