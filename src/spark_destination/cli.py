@@ -42,6 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     engine = _engine(args)  # first: a dialect this server cannot run fails before anything
     logs.configure()
+    engine.claim_warehouse({})  # a second server on the same warehouse stops here
     if args.prewarm:
         engine.sessions.root(engine.config({}))
     serve(engine, host=args.host, port=args.port)

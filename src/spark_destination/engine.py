@@ -20,7 +20,7 @@ from spark_destination.config import DestinationConfig, is_uri, parse_config
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
-from spark_destination.errors import ConfigurationError
+from spark_destination.errors import ConfigurationError, DestinationError, SparkLostError
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import ListNamespacesOp, Plan, TableRef
@@ -39,7 +39,9 @@ from spark_destination.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
+from spark_destination.runtime import jvm, warehouse_lock
 from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.restore import restored_on_failure
 from spark_destination.runtime.staging import Transport
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ class SessionProvider:
         self._root: SparkSession | None = None
         self._root_config: DestinationConfig | None = None
         self._lock = threading.Lock()
+        # An injected session cannot be rebuilt: only a provider that built its own can.
+        self._rebuildable = True
 
     @classmethod
     def embedded(cls) -> SessionProvider:
@@ -103,6 +107,7 @@ class SessionProvider:
             configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
         )
         provider._root, provider._root_config = session, config
+        provider._rebuildable = False
         return provider
 
     @property
@@ -111,6 +116,10 @@ class SessionProvider:
 
     def root(self, config: DestinationConfig) -> SparkSession:
         with self._lock:
+            if self._root is not None and self._rebuildable and not jvm.alive(self._root):
+                log.warning("the Spark JVM is gone (killed or out of memory): starting a new one")
+                jvm.discard(self._root)
+                self._root = None
             if self._root is None:
                 log.info("starting Spark (master %s)", config.spark_master)
                 self._root = self._build(config)
@@ -126,6 +135,17 @@ class SessionProvider:
             if root is not None and self._stop is not None:
                 log.info("stopping Spark")
                 self._stop(root)
+
+    def explain(self, exc: Exception) -> Exception:
+        """``exc``, or a ``SparkLostError`` saying so if the JVM died under the request."""
+        root = self._root
+        if isinstance(exc, DestinationError) or root is None or jvm.alive(root):
+            return exc
+        return SparkLostError(
+            "the Spark JVM stopped while the request ran (killed or out of memory); nothing "
+            "was committed beyond what Iceberg committed atomically; the next request starts a "
+            "new Spark session: retry the request"
+        )
 
     def for_request(self, config: DestinationConfig) -> SparkSession:
         """A child session (own temp views and SQL conf) with the request's catalog set up."""
@@ -205,7 +225,16 @@ class Engine:
         with self._locks_guard:
             return self._table_locks.setdefault(key, threading.Lock())
 
+    def explain_failure(self, exc: Exception) -> Exception:
+        """A request's failure as the user should see it (a dead JVM is said so)."""
+        return self._sessions.explain(exc)
+
+    def claim_warehouse(self, configuration: Mapping[str, str]) -> None:
+        """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
+        warehouse_lock.claim(_abs(self.config(configuration).warehouse))
+
     def _executor(self, config: DestinationConfig) -> Executor:
+        warehouse_lock.claim(_abs(config.warehouse))  # one server process per warehouse
         return Executor(self._sessions.for_request(config), transport=self._transport)
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
@@ -297,7 +326,8 @@ class Engine:
             plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(self._render(plan))
+            with restored_on_failure(executor.session, refs):
+                outcome = executor.run(self._render(plan))
             return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
     def _apply(
@@ -312,7 +342,8 @@ class Engine:
             plan = plan_for(executor.describe(ref))
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            outcome = executor.run(self._render(plan), batch)
+            with restored_on_failure(executor.session, (ref,)):
+                outcome = executor.run(self._render(plan), batch)
             return _report(f"{ref.schema}.{ref.name}", outcome)
 
     def _render(self, plan: Plan) -> RenderedPlan:

@@ -49,3 +49,8 @@ class ExecutionError(DestinationError):
 
 class ConfigurationError(DestinationError):
     """The configuration map is invalid or asks for settings the running JVM cannot take."""
+
+
+class SparkLostError(ExecutionError):
+    """The Spark JVM died (killed, out of memory) while a request ran; the next request starts
+    a new one."""

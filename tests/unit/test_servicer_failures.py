@@ -17,6 +17,9 @@ class _FailingEngine:
     def create_table(self, *_args: object) -> None:
         raise self.error
 
+    def explain_failure(self, exc: Exception) -> Exception:
+        return exc  # the JVM is alive
+
 
 def _create(error: Exception):  # type: ignore[no-untyped-def]
     from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common

@@ -48,26 +48,16 @@ class CatalogTable:
 
 def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
     """The table's schema, properties and identifier fields; None when it does not exist."""
-    from py4j.protocol import Py4JError, Py4JJavaError
-    from pyspark.errors import AnalysisException, PySparkException
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
     from pyspark.sql.types import StructType
 
     from spark_destination.runtime.executor import describe_spark_error
 
     try:
-        catalog, ident = _catalog_and_identifier(session, table)
-        try:
-            loaded = catalog.loadTable(ident)
-        except AnalysisException as exc:
-            # Told apart by Spark's error class, not its message. (py4j cannot call the
-            # interface's default ``tableExists``, so absence is this exception.)
-            if exc.getErrorClass() in _NOT_FOUND_ERROR_CLASSES:
-                return None
-            raise
-        except Py4JJavaError as exc:
-            if exc.java_exception.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
-                return None
-            raise
+        loaded = spark_table(session, table)
+        if loaded is None:
+            return None
         properties = {str(k): str(v) for k, v in dict(loaded.properties()).items()}
         # Spark's own JSON form of the schema: typed fields, not display text.
         schema = StructType.fromJson(json.loads(loaded.schema().json()))
@@ -83,7 +73,27 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
     return CatalogTable(schema=schema, properties=properties, identifier_fields=identifier_fields)
 
 
-def _catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
+def spark_table(session: SparkSession, table: TableRef) -> Any:
+    """The catalog's Java ``Table`` object for ``table``, or None when it does not exist."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    catalog, ident = catalog_and_identifier(session, table)
+    try:
+        return catalog.loadTable(ident)
+    except AnalysisException as exc:
+        # Told apart by Spark's error class, not its message. (py4j cannot call the
+        # interface's default ``tableExists``, so absence is this exception.)
+        if exc.getErrorClass() in _NOT_FOUND_ERROR_CLASSES:
+            return None
+        raise
+    except Py4JJavaError as exc:
+        if exc.java_exception.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
+            return None
+        raise
+
+
+def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
     jvm = session.sparkContext._jvm
     gateway = session.sparkContext._gateway
     assert jvm is not None and gateway is not None

@@ -50,6 +50,7 @@ from spark_destination.planner.ir import (
     TruncateOp,
 )
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
+from spark_destination.runtime import faults, transient
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
@@ -92,7 +93,8 @@ class Executor:
         staged: dict[str, StagedBatch] = {}
         deferred: tuple[CheckValuesOp, Statement] | None = None
         try:
-            for statement in statements:
+            for index, statement in enumerate(statements):
+                faults.boundary(index, statement.op)
                 if isinstance(statement.op, CheckValuesOp) and statement.op.deferred:
                     deferred = (statement.op, statement)
                     continue
@@ -266,7 +268,9 @@ class Executor:
         from pyspark.errors import PySparkException
 
         try:
-            return [tuple(row) for row in self._session.sql(text).collect()]
+            return transient.retrying(
+                lambda: [tuple(row) for row in self._session.sql(text).collect()], what=what
+            )
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
 

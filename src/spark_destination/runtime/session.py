@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final
 
 from spark_destination.config import check_catalog_name, is_uri, memory_bytes
 from spark_destination.errors import ConfigurationError
+from spark_destination.runtime import scratch
 from spark_destination.runtime.jars import (
     ICEBERG_RUNTIME_GLOB,
     default_cache_dir,
@@ -226,11 +227,11 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # A local driver talks only to itself; binding to loopback avoids hostname lookups
         # (slow or failing in containers) and exposes no port to the network.
         conf += [("spark.driver.bindAddress", "127.0.0.1"), ("spark.driver.host", "127.0.0.1")]
-        scratch = ram_scratch_dir()
-        if scratch is not None:
+        scratch_dir = ram_scratch_dir()
+        if scratch_dir is not None:
             # Shuffle and spill files of a MERGE hold decrypted rows: keep them in RAM-backed
             # tmpfs, never on persistent disk (an operator's spark.local.dir still wins below).
-            conf.append(("spark.local.dir", scratch))
+            conf.append(("spark.local.dir", scratch_dir))
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
     conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
     # An operator's own options come after ours, so their -D settings win.
@@ -249,13 +250,13 @@ def log4j_option() -> str:
 
 
 def ram_scratch_dir() -> str | None:
-    """A private folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none."""
-    shm = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        return None
-    folder = shm / f"spark-destination-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return str(folder)
+    """This process's folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none.
+
+    Per process (see ``runtime.scratch``), so a server killed mid-request leaves a folder the
+    next server start removes, without touching the live folders of other processes.
+    """
+    folder = scratch.process_dir()
+    return None if folder is None else str(folder)
 
 
 # --- Session lifecycle ---------------------------------------------------------------------

@@ -32,6 +32,7 @@ from spark_destination.planner.ir import (
     StageBatchOp,
     StagedFile,
 )
+from spark_destination.runtime import scratch
 from spark_destination.runtime.batch_files import read_batch_file
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class Stager:
         table, spans = decode_batch(op, keys=keys, params=params)
         match self._transport:
             case Transport.TMPFS_PARQUET:
-                folder = Path(tempfile.mkdtemp(prefix="spark-destination-", dir=TMPFS))
+                folder = Path(tempfile.mkdtemp(prefix="staged-", dir=scratch.process_dir()))
                 self._dirs.append(folder)
                 # Uncompressed: the file lives in RAM for seconds; compressing costs more than
                 # it saves. Row groups of 64k rows and small read splits let every core work on
@@ -190,12 +191,15 @@ class Stager:
         return StagedBatch(view=op.view, rows=table.num_rows, spans=spans, repeated_rows=repeated)
 
     def cleanup(self) -> None:
-        for view in self._views:
-            self._session.catalog.dropTempView(view)
-        self._views.clear()
-        for folder in self._dirs:
-            shutil.rmtree(folder, ignore_errors=True)
-        self._dirs.clear()
+        try:
+            for view in self._views:
+                self._session.catalog.dropTempView(view)
+            self._views.clear()
+        finally:
+            # Even when the JVM is gone (dropping a view fails): the files hold decrypted rows.
+            for folder in self._dirs:
+                shutil.rmtree(folder, ignore_errors=True)
+            self._dirs.clear()
 
 
 def _spark_schema(op: StageBatchOp) -> StructType:

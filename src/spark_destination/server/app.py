@@ -9,6 +9,7 @@ from typing import Final
 import grpc
 
 from spark_destination.engine import Engine
+from spark_destination.runtime import scratch
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
 
@@ -42,6 +43,7 @@ def create_server(
     ]
     if exclusive_port:
         options.append(("grpc.so_reuseport", 0))
+    scratch.clean_orphans()  # staged batches and Spark scratch of servers that were killed
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
         options=options,

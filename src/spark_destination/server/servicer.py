@@ -48,7 +48,8 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         started = time.perf_counter()
         try:
             response = action()
-        except Exception as exc:
+        except Exception as raised:
+            exc = self._engine.explain_failure(raised)
             message = failure_message(exc)
             if isinstance(exc, DestinationError):
                 log.warning("%s %s failed: %s", rpc, what, exc.loggable)

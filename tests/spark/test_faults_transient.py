@@ -1,0 +1,152 @@
+"""Transient failures (an Iceberg commit conflict, a lost shuffle block) are retried inside the
+request, a bounded number of times, and logged; permanent ones fail at once. The failures are
+real Java exception objects thrown at the MERGE, classified by their Java class."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import SparkSession
+
+from spark_destination.runtime import transient
+from tests.spark.conftest import Destination, Lake, column
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = [column("id", "INT", pk=True), column("v", "STRING")]
+HEADER = [c.name for c in COLUMNS]
+
+
+def java_error(spark: SparkSession, cls: str, *, wrapped: bool = True) -> Py4JJavaError:
+    jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None
+    args = gateway.new_array(jvm.java.lang.Object, 0)
+    parts = cls.split(".")
+    target: Any = jvm
+    for part in parts:
+        target = getattr(target, part)
+    cause = target("injected", args)
+    thrown = jvm.org.apache.spark.SparkException("job aborted", cause) if wrapped else cause
+    return Py4JJavaError("An error occurred while calling o1.sql.\n", thrown)
+
+
+def failing_merges(
+    monkeypatch: pytest.MonkeyPatch, error: Callable[[], Py4JJavaError], times: int
+) -> list[str]:
+    """Make the next ``times`` MERGE statements raise ``error()``; returns the attempts."""
+    original = SparkSession.sql
+    attempts: list[str] = []
+
+    def sql(self: SparkSession, text: str, *args: Any, **kwargs: Any) -> Any:
+        if text.lstrip().upper().startswith("MERGE"):
+            attempts.append(text[:5])
+            if len(attempts) <= times:
+                raise error()
+        return original(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(SparkSession, "sql", sql)
+    return attempts
+
+
+def seeded(dest: Destination, lake: Lake) -> tuple[Any, ...]:
+    assert dest.create("t", COLUMNS).WhichOneof("response") == "success"
+    first = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["1", "a"]])])
+    assert first.WhichOneof("response") == "success"
+    return (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        "org.apache.iceberg.exceptions.CommitFailedException",
+        "org.apache.spark.shuffle.MetadataFetchFailedException",
+    ],
+)
+def test_a_transient_failure_is_retried_and_logged(
+    cls: str,
+    dest: Destination,
+    lake: Lake,
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rows, snapshots = seeded(dest, lake)
+    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    if cls.endswith("MetadataFetchFailedException"):
+        # (shuffleId, reduceId, message): built directly, no varargs.
+        def error() -> Py4JJavaError:
+            jvm = spark._jvm
+            assert jvm is not None
+            lost = jvm.org.apache.spark.shuffle.MetadataFetchFailedException(0, 0, "injected")
+            return Py4JJavaError("lost", jvm.org.apache.spark.SparkException("aborted", lost))
+    else:
+
+        def error() -> Py4JJavaError:
+            return java_error(spark, cls)
+
+    attempts = failing_merges(monkeypatch, error, times=transient.MAX_ATTEMPTS - 1)
+    batch = dest.write_file(HEADER, [["2", "b"]])
+    with caplog.at_level(logging.WARNING, logger="spark_destination.runtime.transient"):
+        response = dest.write("t", COLUMNS, replace=[batch])
+    assert response.WhichOneof("response") == "success", response
+    assert len(attempts) == transient.MAX_ATTEMPTS
+    assert sum("failed transiently" in r.getMessage() for r in caplog.records) == 2
+    assert cls in caplog.text
+    assert lake.rows(dest.schema, "t", order_by="id") == [*rows, {"id": 2, "v": "b"}]
+    assert lake.snapshot_count(dest.schema, "t") == snapshots + 1
+
+
+def test_retries_are_bounded(
+    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = seeded(dest, lake)
+    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    cls = "org.apache.iceberg.exceptions.CommitFailedException"
+    attempts = failing_merges(monkeypatch, lambda: java_error(spark, cls), times=100)
+    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
+    assert response.WhichOneof("response") == "task"
+    assert len(attempts) == transient.MAX_ATTEMPTS
+    after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
+    assert after == before
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        # The commit may have happened: running the statement again could apply it twice.
+        "org.apache.iceberg.exceptions.CommitStateUnknownException",
+        "org.apache.iceberg.exceptions.ValidationException",
+    ],
+)
+def test_a_permanent_failure_is_not_retried(
+    cls: str,
+    dest: Destination,
+    lake: Lake,
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = seeded(dest, lake)
+    if cls.endswith("CommitStateUnknownException"):
+        # Its constructor takes the cause (a Throwable), not a format string.
+        def error() -> Py4JJavaError:
+            jvm = spark._jvm
+            assert jvm is not None
+            unknown = jvm.org.apache.iceberg.exceptions.CommitStateUnknownException(
+                jvm.java.lang.RuntimeException("injected")
+            )
+            return Py4JJavaError("unknown", unknown)
+    else:
+
+        def error() -> Py4JJavaError:
+            return java_error(spark, cls)
+
+    attempts = failing_merges(monkeypatch, error, times=100)
+    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
+    assert response.WhichOneof("response") == "task"
+    assert len(attempts) == 1
+    after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
+    assert after == before

@@ -1,0 +1,80 @@
+"""One server process per warehouse: a second process is refused with a message naming the
+first; a lock left by a process that was killed is taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark_destination.errors import ConfigurationError
+from spark_destination.runtime import warehouse_lock
+
+HOLD = (
+    "import sys, time\n"
+    "from spark_destination.runtime import warehouse_lock\n"
+    "warehouse_lock.claim(sys.argv[1])\n"
+    "print('held', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+def hold(warehouse: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(warehouse)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_a_second_process_is_refused_until_the_first_is_gone(tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    other = hold(warehouse)
+    try:
+        lock = json.loads((warehouse / warehouse_lock.LOCK_FILE).read_text())
+        assert lock["pid"] == other.pid
+        with pytest.raises(ConfigurationError, match=f"pid {other.pid}") as refused:
+            warehouse_lock.claim(str(warehouse))
+        assert "not safe for two writing processes" in str(refused.value)
+        # ``serve`` stops before listening, with the same message.
+        serve = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "spark-destination"),
+                "serve",
+                "--port",
+                "0",
+                "--warehouse",
+                str(warehouse),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert serve.returncode == 2 and f"pid {other.pid}" in serve.stderr
+    finally:
+        os.kill(other.pid, signal.SIGKILL)  # a crash: the lock file stays behind
+        other.wait()
+    assert json.loads((warehouse / warehouse_lock.LOCK_FILE).read_text())["pid"] == other.pid
+    warehouse_lock.claim(str(warehouse))  # the owner is gone: taken over
+    assert json.loads((warehouse / warehouse_lock.LOCK_FILE).read_text())["pid"] == os.getpid()
+    warehouse_lock.claim(str(warehouse))  # again in the same process: fine
+
+
+def test_a_lock_of_another_host_is_honoured(tmp_path: Path) -> None:
+    (tmp_path / warehouse_lock.LOCK_FILE).write_text(
+        json.dumps({"pid": 1, "start": 1, "host": "elsewhere.invalid"})
+    )
+    with pytest.raises(ConfigurationError, match="elsewhere.invalid"):
+        warehouse_lock.claim(str(tmp_path))
+
+
+def test_uri_warehouses_are_not_locked(tmp_path: Path) -> None:
+    warehouse_lock.claim("s3a://bucket/lake")
+    assert not list(tmp_path.iterdir())
