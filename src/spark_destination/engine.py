@@ -14,22 +14,32 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from spark_destination.config import DestinationConfig, is_uri, parse_config
+from spark_destination.auto_maintenance import MaintenanceScheduler
+from spark_destination.config import DestinationConfig, parse_config
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
-from spark_destination.errors import ConfigurationError
+from spark_destination.errors import ConfigurationError, InvalidRequestError
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
-from spark_destination.planner.ir import ListNamespacesOp, Plan, TableRef
+from spark_destination.planner.ir import (
+    ListNamespacesOp,
+    Plan,
+    TableRef,
+)
+from spark_destination.planner.ir_maintenance import (
+    TableHealthOp,
+)
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
-from spark_destination.rendered import RenderedPlan
+from spark_destination.rendered import RenderedPlan, Statement
 from spark_destination.requests import (
     AlterTableRequest,
     CreateTableRequest,
@@ -39,15 +49,20 @@ from spark_destination.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
+from spark_destination.runtime.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.maintenance import MaintenanceReport, run_maintenance, table_health
 from spark_destination.runtime.staging import Transport
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from spark_destination.runtime.catalogs import CatalogSpec
     from spark_destination.runtime.session import SparkSettings
 
 log = logging.getLogger(__name__)
+
+SCHEDULER_POOL = "spark.scheduler.pool"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,7 +80,7 @@ class SessionProvider:
         self,
         build: Callable[[DestinationConfig], SparkSession],
         check: Callable[[SparkSession, DestinationConfig], None],
-        register_catalog: Callable[[SparkSession, str, str], None],
+        register_catalog: Callable[[SparkSession, CatalogSpec], None],
         configure: Callable[[SparkSession, DestinationConfig], None] = lambda _s, _c: None,
     ) -> None:
         self._build = build
@@ -121,15 +136,14 @@ class SessionProvider:
         child = root.newSession()
         self._configure(child, config)
         assert self._root_config is not None
-        if (config.catalog, _abs(config.warehouse)) != (
-            self._root_config.catalog,
-            _abs(self._root_config.warehouse),
-        ):
-            self._register_catalog(child, config.catalog, config.warehouse)
+        spec = settings_for(config).catalog_spec
+        if spec != settings_for(self._root_config).catalog_spec:
+            self._register_catalog(child, spec)
         return child
 
 
 def settings_for(config: DestinationConfig) -> SparkSettings:
+    from spark_destination.runtime.catalogs import CatalogType
     from spark_destination.runtime.session import JarSource, SparkSettings
 
     return SparkSettings(
@@ -137,15 +151,15 @@ def settings_for(config: DestinationConfig) -> SparkSettings:
         warehouse=config.warehouse,
         catalog=config.catalog,
         driver_memory=config.driver_memory,
+        executor_memory=config.executor_memory,
+        executor_cores=config.executor_cores,
+        extra_packages=config.extra_packages,
+        catalog_type=CatalogType(config.catalog_type),
+        catalog_uri=config.catalog_uri,
+        catalog_credential=config.catalog_credential,
         jars_mode=JarSource(config.jar_source),
         extra_conf=config.spark_conf,
     )
-
-
-def _abs(path: str) -> str:
-    from spark_destination.runtime.session import absolute_warehouse
-
-    return absolute_warehouse(path)
 
 
 class Engine:
@@ -173,6 +187,7 @@ class Engine:
         self._transport = transport
         self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._maintenance = MaintenanceScheduler(self._auto_maintain)
 
     @property
     def sessions(self) -> SessionProvider:
@@ -182,19 +197,28 @@ class Engine:
         given = {k: v for k, v in configuration.items() if v.strip()}
         return parse_config({**self._defaults, **given})
 
+    def _key(self, config: DestinationConfig, ref: TableRef) -> tuple[str, ...]:
+        return (settings_for(config).catalog_spec.warehouse, ref.catalog, ref.schema, ref.name)
+
     def _lock(self, config: DestinationConfig, ref: TableRef) -> threading.Lock:
-        key = (_abs(config.warehouse), ref.catalog, ref.schema, ref.name)
+        key = self._key(config, ref)
         with self._locks_guard:
             return self._table_locks.setdefault(key, threading.Lock())
 
     def _executor(self, config: DestinationConfig) -> Executor:
-        return Executor(self._sessions.for_request(config), transport=self._transport)
+        session = self._sessions.for_request(config)
+        # Jobs of concurrent requests share the cluster fairly: each request thread submits to
+        # its own FAIR scheduler pool (pools are created on first use; the thread names of
+        # the server's bounded worker pool keep their number bounded).
+        session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
+        return Executor(session, transport=self._transport)
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Start Spark with the configuration and check the warehouse can be used."""
         config = self.config(configuration)
-        location = _abs(config.warehouse)
-        if not is_uri(location):
+        spec = settings_for(config).catalog_spec
+        location = spec.local_warehouse
+        if location is not None:
             try:
                 os.makedirs(location, exist_ok=True)
             except OSError as exc:
@@ -207,6 +231,16 @@ class Engine:
         # a gRPC worker thread it resolves catalogs against another session's settings.)
         executor.run(self._render(Plan(ops=(ListNamespacesOp(catalog=config.catalog),))))
         executor.session.range(1).count()
+        from spark_destination.runtime.hosts import executor_hosts, local_hosts
+
+        problem = unshared_warehouse_problem(
+            spec,
+            master=config.spark_master,
+            executor_hosts=executor_hosts(executor.session),
+            local_hosts=local_hosts(),
+        )
+        if problem is not None:
+            raise ConfigurationError(problem)
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest
@@ -295,10 +329,64 @@ class Engine:
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             outcome = executor.run(self._render(plan), batch)
-            return _report(f"{ref.schema}.{ref.name}", outcome)
+            result = _report(f"{ref.schema}.{ref.name}", outcome)
+        self._maintenance.committed(config, ref, self._key(config, ref))
+        return result
+
+    # --- Table maintenance ------------------------------------------------------------------
+
+    def maintain(
+        self,
+        configuration: Mapping[str, str],
+        schema: str,
+        table: str,
+        *,
+        policy: MaintenancePolicy | None = None,
+        now: datetime | None = None,
+    ) -> MaintenanceReport:
+        """Compact, expire and clean one table, holding its lock (no request runs meanwhile)."""
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, schema, table)
+        with self._lock(config, ref):
+            return self._maintain(config, ref, policy or policy_for(config), now)
+
+    def _maintain(
+        self,
+        config: DestinationConfig,
+        ref: TableRef,
+        policy: MaintenancePolicy,
+        now: datetime | None,
+    ) -> MaintenanceReport:
+        executor = self._executor(config)
+        if executor.describe(ref) is None:
+            raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
+        plan = plan_maintenance(ref, policy, now=now or datetime.now(UTC))
+        report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
+        self._maintenance.reset(self._key(config, ref))
+        return report
+
+    def _auto_maintain(self, config: DestinationConfig, ref: TableRef, due: bool) -> None:
+        """The scheduler's job: between requests, under the table's lock."""
+        with self._lock(config, ref):
+            if not due:
+                health = table_health(self._executor(config), self._health(ref))
+                if health.delete_files < config.maintenance_delete_files:
+                    return
+            self._maintain(config, ref, policy_for(config), None)
+
+    def wait_for_maintenance(self, timeout: float | None = None) -> None:
+        self._maintenance.wait_idle(timeout)
 
     def _render(self, plan: Plan) -> RenderedPlan:
         return render_plan(plan, self._dialect)
+
+    def _health(self, ref: TableRef) -> Statement:
+        (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)))
+        return statement
+
+
+def policy_for(config: DestinationConfig) -> MaintenancePolicy:
+    return MaintenancePolicy(retention=timedelta(hours=config.snapshot_retention_hours))
 
 
 def _report(what: str, outcome: Outcome) -> Result:

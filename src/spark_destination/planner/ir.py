@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from spark_destination.model import Column, FileKind
+from spark_destination.planner.ir_maintenance import MaintenanceOp
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -436,7 +437,7 @@ Op = (
     | CheckConversionsOp
     | CheckUniqueKeyOp
     | RewriteTableOp
-    | RewriteToHistoryOp
+    | RewriteToHistoryOp | MaintenanceOp  # the last: table maintenance (``ir_maintenance``)
 )
 
 

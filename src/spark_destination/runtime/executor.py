@@ -48,6 +48,13 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from spark_destination.planner.ir_maintenance import (
+    ExpireSnapshotsOp,
+    RemoveOrphanFilesOp,
+    RewriteDataFilesOp,
+    RewritePositionDeletesOp,
+    TableHealthOp,
+)
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
@@ -152,6 +159,12 @@ class Executor:
                 | DropNotNullOp()
                 | RewriteTableOp()
                 | RewriteToHistoryOp()
+                # Table maintenance (``runtime.maintenance`` reads their result rows).
+                | RewriteDataFilesOp()
+                | RewritePositionDeletesOp()
+                | ExpireSnapshotsOp()
+                | RemoveOrphanFilesOp()
+                | TableHealthOp()
             ):
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)
