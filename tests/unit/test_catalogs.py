@@ -155,3 +155,15 @@ def test_rest_catalogs_are_not_checked_for_local_paths() -> None:
     assert spec.local_warehouse is None
     assert SparkSettings(catalog_type=CatalogType.REST, catalog_uri="https://r",
                          warehouse="wh").warehouse == "wh"  # fmt: skip
+
+
+def test_the_configuration_form_offers_every_new_key_with_valid_defaults() -> None:
+    from spark_destination.server.form import configuration_form
+
+    fields = {f.name: f for f in configuration_form().fields}
+    for key in ("executor_memory", "executor_cores", "catalog_type", "catalog_uri",
+                "catalog_credential", "extra_packages", "maintenance_every_commits",
+                "maintenance_delete_files", "snapshot_retention_hours"):  # fmt: skip
+        assert key in fields
+    assert fields["catalog_credential"].text_field == 1  # Password: masked in the UI
+    parse_config({name: field.default_value for name, field in fields.items()})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from spark_destination import config
+from spark_destination.server.form_cluster import add_cluster_fields
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 
 TEST_CONFIGURATION = "configuration"
@@ -66,6 +67,7 @@ def configuration_form() -> common.ConfigurationFormResponse:
         required=False,
         text_field=common.PlainText,
     )
+    add_cluster_fields(form)
     form.tests.add(name=TEST_CONFIGURATION, label="Validating the configuration")
     form.tests.add(name=TEST_WAREHOUSE, label="Connecting to Spark and the Iceberg warehouse")
     return form
