@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -26,6 +25,9 @@ from typing import IO, Final
 
 from spark_destination.errors import ConfigurationError
 from spark_destination.runtime.java import java_home
+from spark_destination.testing.server_process import free_port
+
+__all__ = ["LOOPBACK", "Cluster", "alive_workers", "free_port", "standalone_cluster"]
 
 LOOPBACK: Final = "127.0.0.1"
 MASTER_CLASS: Final = "org.apache.spark.deploy.master.Master"
@@ -41,13 +43,6 @@ class Cluster:
     master_url: str  # spark://127.0.0.1:PORT
     web_url: str  # the master's status page (``/json`` lists workers)
     log_dir: Path
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now (bound and released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 def spark_home() -> Path:
