@@ -27,8 +27,11 @@ import grpc
 from write_batch import HEADER, PARAMS, TABLE, create, rows
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render
 from spark_destination.engine import Engine, SessionProvider
 from spark_destination.planner.ir import TableRef
+from spark_destination.planner.ir_maintenance import TableHealthOp
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.executor import Executor
 from spark_destination.runtime.maintenance import table_health
@@ -118,8 +121,10 @@ def main() -> None:
             + qualified(ref.catalog, ref.schema, ref.name)
         )
 
+        (health_statement,) = render(TableHealthOp(table=ref), DEFAULT)
+
         def probe(label: str) -> tuple[float, float]:
-            health = table_health(Executor(session), ref)
+            health = table_health(Executor(session), health_statement)
             latency = statistics.median(
                 _batch(stub, folder, 10_000 + n + (1000 if label == "after" else 0), args, rng)
                 for n in range(args.probe)
