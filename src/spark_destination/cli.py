@@ -1,4 +1,4 @@
-"""Command line: ``serve``, ``preview``, ``replay`` and ``demo``."""
+"""Command line: ``serve``, ``preview``, ``replay``, ``demo`` and ``maintain``."""
 
 from __future__ import annotations
 
@@ -56,6 +56,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
     chosen = dialect(args.dialect)
     data = json.loads(Path(args.request).read_text(encoding="utf-8"))
+    if isinstance(data, dict) and data.get("request") == "maintain":
+        from spark_destination.maintain_cli import preview_maintenance_json
+
+        sys.stdout.write(preview_maintenance_json(data, chosen))
+        return 0
     sys.stdout.write(preview(parse_request(data), chosen))
     return 0
 
@@ -169,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQL dialect to render: spark_iceberg (default) or databricks_delta",
     )
     preview.set_defaults(func=cmd_preview)
+
+    from spark_destination.maintain_cli import add_maintain_command
+
+    add_maintain_command(sub, _add_spark_flags, _engine, _defaults)
 
     for name, helptext, func in (
         ("replay", "run destination-tester input files", cmd_replay),

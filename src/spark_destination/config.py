@@ -10,13 +10,20 @@ Keys (all optional; documented in the README and in ConfigurationForm):
   (``spark.jars.packages``). Fixed when the JVM starts.
 - ``spark_conf``: extra ``spark.*`` settings, ``key=value`` pairs separated by newlines or ``;``.
   Fixed when the JVM starts.
+- ``extra_packages``: Maven coordinates (comma-separated) added to ``spark.jars.packages``.
+- ``executor_memory`` / ``executor_cores``: per executor on a cluster. Fixed when the JVM starts.
+- ``catalog_type``: ``hadoop`` (default), ``rest`` or ``hive``; ``catalog_uri`` (REST base URL
+  or ``thrift://`` metastore) and ``catalog_credential`` (REST OAuth2 ``id:secret``).
+- ``maintenance_every_commits`` / ``maintenance_delete_files``: opt-in automatic table
+  maintenance after that many commits to a table, or once it has that many delete files
+  (0 = off); ``snapshot_retention_hours``: how long ``maintain`` keeps old snapshots.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from spark_destination.errors import ConfigurationError
@@ -26,6 +33,8 @@ DEFAULT_CATALOG: Final = "lake"
 DEFAULT_MASTER: Final = "local[*]"
 DEFAULT_DRIVER_MEMORY: Final = "2g"
 JAR_SOURCES: Final = ("bundled", "maven")
+CATALOG_TYPES: Final = ("hadoop", "rest", "hive")
+DEFAULT_SNAPSHOT_RETENTION_HOURS: Final = 168  # 7 days
 
 # A catalog name goes into Spark conf keys and SQL: a plain identifier only.
 _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +74,15 @@ class DestinationConfig:
     driver_memory: str = DEFAULT_DRIVER_MEMORY
     jar_source: str = "bundled"
     spark_conf: tuple[tuple[str, str], ...] = ()
+    executor_memory: str = ""
+    executor_cores: int | None = None
+    extra_packages: tuple[str, ...] = ()
+    catalog_type: str = "hadoop"
+    catalog_uri: str = ""
+    catalog_credential: str = field(default="", repr=False)
+    maintenance_every_commits: int = 0
+    maintenance_delete_files: int = 0
+    snapshot_retention_hours: int = DEFAULT_SNAPSHOT_RETENTION_HOURS
 
 
 def _value(configuration: Mapping[str, str], key: str, default: str) -> str:
@@ -88,6 +106,27 @@ def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def _count(configuration: Mapping[str, str], key: str, default: int, *, minimum: int) -> int:
+    text = _value(configuration, key, str(default))
+    if not text.isdigit() or int(text) < minimum:
+        raise ConfigurationError(f"{key} {text!r} must be a whole number >= {minimum}")
+    return int(text)
+
+
+_COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.+-]+$")
+
+
+def _packages(text: str) -> tuple[str, ...]:
+    packages = tuple(p.strip() for p in text.split(",") if p.strip())
+    for package in packages:
+        if not _COORDINATE.match(package):
+            raise ConfigurationError(
+                f"extra_packages entry {package!r} must be a Maven coordinate "
+                "'group:artifact:version'"
+            )
+    return packages
+
+
 def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
     catalog = check_catalog_name(_value(configuration, "catalog", DEFAULT_CATALOG))
     memory = _value(configuration, "driver_memory", DEFAULT_DRIVER_MEMORY)
@@ -97,6 +136,22 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
         raise ConfigurationError(
             f"jar_source {jar_source!r} must be one of: {', '.join(JAR_SOURCES)}"
         )
+    executor_memory = _value(configuration, "executor_memory", "")
+    if executor_memory and not _MEMORY.fullmatch(executor_memory):
+        raise ConfigurationError(f"executor_memory {executor_memory!r} must look like '4g'")
+    cores = _value(configuration, "executor_cores", "")
+    catalog_type = _value(configuration, "catalog_type", "hadoop").lower()
+    if catalog_type not in CATALOG_TYPES:
+        raise ConfigurationError(
+            f"catalog_type {catalog_type!r} must be one of: {', '.join(CATALOG_TYPES)}"
+        )
+    if catalog_type == "rest" and jar_source == "bundled":
+        # The runtime jar on PyPI lacks Iceberg's shaded HttpClient 5, which the REST client
+        # needs: it would fail on the first request with a NoClassDefFoundError.
+        raise ConfigurationError(
+            "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
+            "HTTP client the REST catalog uses)"
+        )
     return DestinationConfig(
         warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
         catalog=catalog,
@@ -104,4 +159,17 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
         driver_memory=memory,
         jar_source=jar_source,
         spark_conf=parse_spark_conf(configuration.get("spark_conf", "")),
+        executor_memory=executor_memory,
+        extra_packages=_packages(configuration.get("extra_packages", "")),
+        executor_cores=_count(configuration, "executor_cores", 1, minimum=1) if cores else None,
+        catalog_type=catalog_type,
+        catalog_uri=_value(configuration, "catalog_uri", ""),
+        catalog_credential=_value(configuration, "catalog_credential", ""),
+        maintenance_every_commits=_count(
+            configuration, "maintenance_every_commits", 0, minimum=0
+        ),
+        maintenance_delete_files=_count(configuration, "maintenance_delete_files", 0, minimum=0),
+        snapshot_retention_hours=_count(
+            configuration, "snapshot_retention_hours", DEFAULT_SNAPSHOT_RETENTION_HOURS, minimum=0
+        ),
     )

@@ -14,22 +14,35 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from spark_destination.config import DestinationConfig, is_uri, parse_config
+from spark_destination.auto_maintenance import MaintenanceScheduler
+from spark_destination.config import DestinationConfig, parse_config
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
-from spark_destination.errors import ConfigurationError, DestinationError, SparkLostError
+from spark_destination.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+)
 from spark_destination.model import Table
 from spark_destination.planner.history import plan_write_history_batch
-from spark_destination.planner.ir import ListNamespacesOp, Plan, TableRef
+from spark_destination.planner.ir import (
+    ListNamespacesOp,
+    Plan,
+    TableRef,
+)
+from spark_destination.planner.ir_maintenance import (
+    TableHealthOp,
+)
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
-from spark_destination.rendered import RenderedPlan
+from spark_destination.rendered import RenderedPlan, Statement
 from spark_destination.requests import (
     AlterTableRequest,
     CreateTableRequest,
@@ -39,17 +52,23 @@ from spark_destination.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
-from spark_destination.runtime import jvm, warehouse_lock
+from spark_destination.runtime import warehouse_lock
+from spark_destination.runtime.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.maintenance import MaintenanceReport, run_maintenance, table_health
 from spark_destination.runtime.restore import restored_on_failure
 from spark_destination.runtime.staging import Transport
+from spark_destination.sessions import SessionProvider, settings_for
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
-    from spark_destination.runtime.session import SparkSettings
+    pass
+
+__all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
 
 log = logging.getLogger(__name__)
+
+SCHEDULER_POOL = "spark.scheduler.pool"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,132 +77,6 @@ class Result:
 
     summary: str
     outcome: Outcome | None = None
-
-
-class SessionProvider:
-    """Builds the one SparkSession lazily, from the first configuration that needs it."""
-
-    def __init__(
-        self,
-        build: Callable[[DestinationConfig], SparkSession],
-        check: Callable[[SparkSession, DestinationConfig], None],
-        register_catalog: Callable[[SparkSession, str, str], None],
-        configure: Callable[[SparkSession, DestinationConfig], None] = lambda _s, _c: None,
-        stop: Callable[[SparkSession], None] | None = None,
-    ) -> None:
-        self._build = build
-        self._configure = configure
-        self._check = check
-        self._register_catalog = register_catalog
-        # None for a session the caller owns (``shared``): stopping it is the caller's job.
-        self._stop = stop
-        self._root: SparkSession | None = None
-        self._root_config: DestinationConfig | None = None
-        self._lock = threading.Lock()
-        # An injected session cannot be rebuilt: only a provider that built its own can.
-        self._rebuildable = True
-
-    @classmethod
-    def embedded(cls) -> SessionProvider:
-        from spark_destination.runtime import session as spark_session
-
-        return cls(
-            build=lambda config: spark_session.build_session(settings_for(config)),
-            check=lambda s, config: spark_session.check_compatible(s, settings_for(config)),
-            register_catalog=spark_session.register_catalog,
-            configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
-            stop=_stop_session,
-        )
-
-    @classmethod
-    def shared(cls, session: SparkSession, config: DestinationConfig) -> SessionProvider:
-        """Wrap an existing session (tests and embedding applications inject theirs)."""
-        from spark_destination.runtime import session as spark_session
-
-        provider = cls(
-            build=lambda _config: session,
-            check=lambda s, c: spark_session.check_compatible(s, settings_for(c)),
-            register_catalog=spark_session.register_catalog,
-            configure=lambda s, config: spark_session.apply_runtime_conf(s, settings_for(config)),
-        )
-        provider._root, provider._root_config = session, config
-        provider._rebuildable = False
-        return provider
-
-    @property
-    def started(self) -> bool:
-        return self._root is not None
-
-    def root(self, config: DestinationConfig) -> SparkSession:
-        with self._lock:
-            if self._root is not None and self._rebuildable and not jvm.alive(self._root):
-                log.warning("the Spark JVM is gone (killed or out of memory): starting a new one")
-                jvm.discard(self._root)
-                self._root = None
-            if self._root is None:
-                log.info("starting Spark (master %s)", config.spark_master)
-                self._root = self._build(config)
-                self._root_config = config
-            else:
-                self._check(self._root, config)
-            return self._root
-
-    def stop(self) -> None:
-        """Stop the session this provider built (and its JVM); a later request starts anew."""
-        with self._lock:
-            root, self._root, self._root_config = self._root, None, None
-            if root is not None and self._stop is not None:
-                log.info("stopping Spark")
-                self._stop(root)
-
-    def explain(self, exc: Exception) -> Exception:
-        """``exc``, or a ``SparkLostError`` saying so if the JVM died under the request."""
-        root = self._root
-        if isinstance(exc, DestinationError) or root is None or jvm.alive(root):
-            return exc
-        return SparkLostError(
-            "the Spark JVM stopped while the request ran (killed or out of memory); nothing "
-            "was committed beyond what Iceberg committed atomically; the next request starts a "
-            "new Spark session: retry the request"
-        )
-
-    def for_request(self, config: DestinationConfig) -> SparkSession:
-        """A child session (own temp views and SQL conf) with the request's catalog set up."""
-        root = self.root(config)
-        child = root.newSession()
-        self._configure(child, config)
-        assert self._root_config is not None
-        if (config.catalog, _abs(config.warehouse)) != (
-            self._root_config.catalog,
-            _abs(self._root_config.warehouse),
-        ):
-            self._register_catalog(child, config.catalog, config.warehouse)
-        return child
-
-
-def _stop_session(session: SparkSession) -> None:
-    from spark_destination.runtime.shutdown import stop_session
-
-    stop_session(session)
-
-
-def settings_for(config: DestinationConfig) -> SparkSettings:
-    from spark_destination.runtime.session import JarSource, SparkSettings
-
-    return SparkSettings(
-        master=config.spark_master,
-        warehouse=config.warehouse,
-        catalog=config.catalog,
-        driver_memory=config.driver_memory,
-        jars_mode=JarSource(config.jar_source),
-        extra_conf=config.spark_conf,
-    )
-
-
-def _abs(path: str) -> str:
-    from spark_destination.runtime.session import absolute_warehouse
-
-    return absolute_warehouse(path)
 
 
 class Engine:
@@ -211,6 +104,7 @@ class Engine:
         self._transport = transport
         self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._maintenance = MaintenanceScheduler(self._auto_maintain)
 
     @property
     def sessions(self) -> SessionProvider:
@@ -220,8 +114,11 @@ class Engine:
         given = {k: v for k, v in configuration.items() if v.strip()}
         return parse_config({**self._defaults, **given})
 
+    def _key(self, config: DestinationConfig, ref: TableRef) -> tuple[str, ...]:
+        return (settings_for(config).catalog_spec.warehouse, ref.catalog, ref.schema, ref.name)
+
     def _lock(self, config: DestinationConfig, ref: TableRef) -> threading.Lock:
-        key = (_abs(config.warehouse), ref.catalog, ref.schema, ref.name)
+        key = self._key(config, ref)
         with self._locks_guard:
             return self._table_locks.setdefault(key, threading.Lock())
 
@@ -231,17 +128,23 @@ class Engine:
 
     def claim_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
-        warehouse_lock.claim(_abs(self.config(configuration).warehouse))
+        _claim_warehouse(self.config(configuration))
 
     def _executor(self, config: DestinationConfig) -> Executor:
-        warehouse_lock.claim(_abs(config.warehouse))  # one server process per warehouse
-        return Executor(self._sessions.for_request(config), transport=self._transport)
+        _claim_warehouse(config)  # one server process per warehouse
+        session = self._sessions.for_request(config)
+        # Jobs of concurrent requests share the cluster fairly: each request thread submits to
+        # its own FAIR scheduler pool (pools are created on first use; the thread names of
+        # the server's bounded worker pool keep their number bounded).
+        session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
+        return Executor(session, transport=self._transport)
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Start Spark with the configuration and check the warehouse can be used."""
         config = self.config(configuration)
-        location = _abs(config.warehouse)
-        if not is_uri(location):
+        spec = settings_for(config).catalog_spec
+        location = spec.local_warehouse
+        if location is not None:
             try:
                 os.makedirs(location, exist_ok=True)
             except OSError as exc:
@@ -254,6 +157,16 @@ class Engine:
         # a gRPC worker thread it resolves catalogs against another session's settings.)
         executor.run(self._render(Plan(ops=(ListNamespacesOp(catalog=config.catalog),))))
         executor.session.range(1).count()
+        from spark_destination.runtime.hosts import executor_hosts, local_hosts
+
+        problem = unshared_warehouse_problem(
+            spec,
+            master=config.spark_master,
+            executor_hosts=executor_hosts(executor.session),
+            local_hosts=local_hosts(),
+        )
+        if problem is not None:
+            raise ConfigurationError(problem)
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest
@@ -344,10 +257,64 @@ class Engine:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, (ref,)):
                 outcome = executor.run(self._render(plan), batch)
-            return _report(f"{ref.schema}.{ref.name}", outcome)
+            result = _report(f"{ref.schema}.{ref.name}", outcome)
+        self._maintenance.committed(config, ref, self._key(config, ref))
+        return result
+
+    # --- Table maintenance ------------------------------------------------------------------
+
+    def maintain(
+        self,
+        configuration: Mapping[str, str],
+        schema: str,
+        table: str,
+        *,
+        policy: MaintenancePolicy | None = None,
+        now: datetime | None = None,
+    ) -> MaintenanceReport:
+        """Compact, expire and clean one table, holding its lock (no request runs meanwhile)."""
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, schema, table)
+        with self._lock(config, ref):
+            return self._maintain(config, ref, policy or policy_for(config), now)
+
+    def _maintain(
+        self,
+        config: DestinationConfig,
+        ref: TableRef,
+        policy: MaintenancePolicy,
+        now: datetime | None,
+    ) -> MaintenanceReport:
+        executor = self._executor(config)
+        if executor.describe(ref) is None:
+            raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
+        plan = plan_maintenance(ref, policy, now=now or datetime.now(UTC))
+        report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
+        self._maintenance.reset(self._key(config, ref))
+        return report
+
+    def _auto_maintain(self, config: DestinationConfig, ref: TableRef, due: bool) -> None:
+        """The scheduler's job: between requests, under the table's lock."""
+        with self._lock(config, ref):
+            if not due:
+                health = table_health(self._executor(config), self._health(ref))
+                if health.delete_files < config.maintenance_delete_files:
+                    return
+            self._maintain(config, ref, policy_for(config), None)
+
+    def wait_for_maintenance(self, timeout: float | None = None) -> None:
+        self._maintenance.wait_idle(timeout)
 
     def _render(self, plan: Plan) -> RenderedPlan:
         return render_plan(plan, self._dialect)
+
+    def _health(self, ref: TableRef) -> Statement:
+        (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)))
+        return statement
+
+
+def policy_for(config: DestinationConfig) -> MaintenancePolicy:
+    return MaintenancePolicy(retention=timedelta(hours=config.snapshot_retention_hours))
 
 
 def _report(what: str, outcome: Outcome) -> Result:
@@ -355,3 +322,13 @@ def _report(what: str, outcome: Outcome) -> Result:
     steps = "; ".join(f"{step}: {seconds:.2f} s" for step, seconds in outcome.statements)
     log.info("%s: %d row(s) staged; %s", what, outcome.staged_rows, steps)
     return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+
+
+def _claim_warehouse(config: DestinationConfig) -> None:
+    """Lock a Hadoop catalog's warehouse folder: only its commits are unsafe across processes
+    (a REST or Hive catalog arbitrates commits itself)."""
+    from spark_destination.runtime.catalogs import CatalogType
+
+    spec = settings_for(config).catalog_spec
+    if spec.type is CatalogType.HADOOP:
+        warehouse_lock.claim(spec.warehouse)

@@ -13,6 +13,7 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.lowering.checks import lower_check
 from spark_destination.dialects.lowering.common import Renderer, finalize
 from spark_destination.dialects.lowering.ddl import lower_ddl
+from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
 from spark_destination.dialects.lowering.migrations import lower_rows
@@ -48,6 +49,13 @@ from spark_destination.planner.ir import (
     SetPropertiesOp,
     StageBatchOp,
     TruncateOp,
+)
+from spark_destination.planner.ir_maintenance import (
+    ExpireSnapshotsOp,
+    RemoveOrphanFilesOp,
+    RewriteDataFilesOp,
+    RewritePositionDeletesOp,
+    TableHealthOp,
 )
 from spark_destination.rendered import RenderedPlan, Statement
 
@@ -104,5 +112,13 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | RewriteToHistoryOp()
         ):
             return (lower_rows(r, op),)
+        case (
+            RewriteDataFilesOp()
+            | RewritePositionDeletesOp()
+            | ExpireSnapshotsOp()
+            | RemoveOrphanFilesOp()
+            | TableHealthOp()
+        ):
+            return (lower_maintenance(r, op),)
         case _:
             assert_never(op)

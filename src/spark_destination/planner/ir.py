@@ -1,6 +1,5 @@
-"""The operation IR: what a request will do, before any SQL text exists. Every node is a frozen,
-slotted, keyword-only dataclass; ``Op`` is the closed union the renderer and the runtime match
-on with ``assert_never``. Collections are tuples: a plan is hashable and compares by value."""
+"""The operation IR: what a request will do, before any SQL exists. Nodes are frozen, slotted,
+keyword-only dataclasses; ``Op`` is the closed union matched with ``assert_never``."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from spark_destination.model import Column, FileKind
+from spark_destination.planner.ir_maintenance import MaintenanceOp
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,8 +35,7 @@ class RowOp(enum.Enum):
     EARLIEST_START = "earliest_start"
 
 
-# Names of the bookkeeping columns the runtime adds to every staged batch view. They start with
-# two underscores and a project prefix so they cannot collide with Fivetran columns.
+# Bookkeeping columns of every staged batch view (the prefix cannot clash with Fivetran's).
 OP_COLUMN = "__sd_op"
 SEQ_COLUMN = "__sd_seq"
 # True on rows whose key occurs more than once in the staged batch: only those need folding.
@@ -438,6 +437,7 @@ Op = (
     | CheckUniqueKeyOp
     | RewriteTableOp
     | RewriteToHistoryOp
+    | MaintenanceOp  # table maintenance (``ir_maintenance``)
 )
 
 

@@ -49,6 +49,13 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from spark_destination.planner.ir_maintenance import (
+    ExpireSnapshotsOp,
+    RemoveOrphanFilesOp,
+    RewriteDataFilesOp,
+    RewritePositionDeletesOp,
+    TableHealthOp,
+)
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime import faults, transient
 from spark_destination.runtime.catalog import load_table
@@ -159,6 +166,12 @@ class Executor:
                 | SetNotNullOp()
                 | RewriteTableOp()
                 | RewriteToHistoryOp()
+                # Table maintenance (``runtime.maintenance`` reads their result rows).
+                | RewriteDataFilesOp()
+                | RewritePositionDeletesOp()
+                | ExpireSnapshotsOp()
+                | RemoveOrphanFilesOp()
+                | TableHealthOp()
             ):
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)

@@ -16,13 +16,18 @@ import enum
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from spark_destination.config import check_catalog_name, is_uri, memory_bytes
+from spark_destination.config import memory_bytes
 from spark_destination.errors import ConfigurationError
 from spark_destination.runtime import scratch
+from spark_destination.runtime.catalogs import (
+    CatalogSpec,
+    CatalogType,
+    is_managed_key,
+)
 from spark_destination.runtime.jars import (
     ICEBERG_RUNTIME_GLOB,
     default_cache_dir,
@@ -38,7 +43,6 @@ if TYPE_CHECKING:
 
 APP_NAME = "spark-destination"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-ICEBERG_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 ICEBERG_MAVEN_ARTIFACT = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12"
 # The version of the runtime jar bundled in snowpark-connect-deps-iceberg 1.0.3, so both jar
 # sources run the same Iceberg unless asked otherwise.
@@ -62,15 +66,23 @@ class JarSource(enum.StrEnum):
 class SparkSettings:
     """Everything that decides how the SparkSession is built.
 
-    ``warehouse`` is made absolute when the settings are created, against the current
-    directory at that moment, so a later ``chdir`` cannot move the data. URIs (``file://``,
-    ``s3a://``) are kept as given.
+    ``warehouse`` is made absolute when the settings are created (for a Hadoop or Hive
+    catalog), against the current directory at that moment, so a later ``chdir`` cannot move
+    the data. URIs (``file://``, ``s3a://``) and REST warehouse names are kept as given.
     """
 
     master: str = "local[*]"
     warehouse: str = "./warehouse"
     catalog: str = "lake"
     driver_memory: str = "2g"
+    # Per executor, on a cluster (spark.executor.memory / .cores); empty keeps Spark's default.
+    executor_memory: str = ""
+    executor_cores: int | None = None
+    catalog_type: CatalogType = CatalogType.HADOOP
+    catalog_uri: str = ""
+    catalog_credential: str = field(default="", repr=False)
+    # Maven coordinates added to spark.jars.packages (e.g. org.apache.hadoop:hadoop-aws:3.3.4).
+    extra_packages: tuple[str, ...] = ()
     jars_mode: JarSource = JarSource.BUNDLED
     iceberg_version: str = DEFAULT_ICEBERG_VERSION  # used by JarSource.MAVEN only
     # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused:
@@ -83,9 +95,18 @@ class SparkSettings:
     def __post_init__(self) -> None:
         if not self.master.strip():
             raise ConfigurationError("Spark master is empty; expected e.g. 'local[*]'")
-        object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
-        check_catalog_name(self.catalog)
+        spec = self.catalog_spec  # validates the catalog settings
+        object.__setattr__(self, "warehouse", spec.warehouse)
+        object.__setattr__(self, "catalog_type", spec.type)
         memory_bytes(self.driver_memory)  # validates
+        if self.executor_memory:
+            memory_bytes(self.executor_memory)
+        if self.executor_cores is not None and not (
+            isinstance(self.executor_cores, int) and self.executor_cores >= 1
+        ):
+            raise ConfigurationError(
+                f"executor_cores must be a positive integer, got {self.executor_cores!r}"
+            )
         object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
         if not _VERSION.fullmatch(self.iceberg_version):
             raise ConfigurationError(
@@ -103,18 +124,20 @@ class SparkSettings:
     def is_local(self) -> bool:
         return self.master.strip().startswith("local")
 
+    @property
+    def catalog_spec(self) -> CatalogSpec:
+        return CatalogSpec(
+            name=self.catalog,
+            type=self.catalog_type,
+            warehouse=self.warehouse,
+            uri=self.catalog_uri,
+            credential=self.catalog_credential,
+        )
+
 
 # --- Validation helpers --------------------------------------------------------------------
 
 
-def absolute_warehouse(location: str | os.PathLike[str]) -> str:
-    """A warehouse location with local paths made absolute; URIs are kept as they are."""
-    text = os.fspath(location)
-    if not text.strip():
-        raise ConfigurationError("warehouse location is empty")
-    if is_uri(text):
-        return text
-    return os.path.abspath(os.path.expanduser(text))
 
 
 def _jar_source(value: JarSource | str) -> JarSource:
@@ -150,8 +173,7 @@ def _checked_extra_conf(
         key, value = pair
         if not (isinstance(key, str) and key.startswith("spark.")):
             raise ConfigurationError(f"extra Spark setting {key!r} does not start with 'spark.'")
-        own_catalog = f"spark.sql.catalog.{catalog}"
-        if key in _RESERVED_KEYS or key == own_catalog or key.startswith(own_catalog + "."):
+        if key in _RESERVED_KEYS or is_managed_key(key, catalog):
             raise ConfigurationError(
                 f"extra Spark setting {key!r} is managed by the destination; use the "
                 f"dedicated setting instead"
@@ -163,39 +185,26 @@ def _checked_extra_conf(
 # --- Configuration -------------------------------------------------------------------------
 
 
-def catalog_conf(name: str, warehouse: str) -> tuple[tuple[str, str], ...]:
-    """The settings that define an Iceberg Hadoop catalog ``name`` over ``warehouse``.
-
-    The class key comes last: catalogs are loaded on first use by name, so a reader that sees
-    the class also sees the type and warehouse.
-    """
-    prefix = f"spark.sql.catalog.{check_catalog_name(name)}"
-    return (
-        (f"{prefix}.type", "hadoop"),
-        (f"{prefix}.warehouse", absolute_warehouse(warehouse)),
-        # REPLACE TABLE ... AS SELECT (the AlterTable rewrite) keeps the query's nullability,
-        # so key columns stay required, which identifier fields need. Iceberg's default makes
-        # every column of such a table nullable.
-        (f"{prefix}.use-nullable-query-schema", "false"),
-        (prefix, ICEBERG_CATALOG_CLASS),
-    )
-
-
 def maven_coordinate(version: str) -> str:
     return f"{ICEBERG_MAVEN_ARTIFACT}:{version}"
 
 
 def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     """``spark.jars`` or ``spark.jars.packages``; the bundled mode builds the Jackson jar once."""
+    extra = ",".join(settings.extra_packages)
     if settings.jars_mode is JarSource.MAVEN:
-        return (("spark.jars.packages", maven_coordinate(settings.iceberg_version)),)
+        packages = ",".join(filter(None, (maven_coordinate(settings.iceberg_version), extra)))
+        return (("spark.jars.packages", packages),)
+    # Extra packages (object-store file systems…) are resolved from Maven even when the
+    # Iceberg runtime is the bundled one.
+    resolved = (("spark.jars.packages", extra),) if extra else ()
     cache = Path(settings.jar_cache_dir) if settings.jar_cache_dir else default_cache_dir()
     jars = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
     for jar in jars:
         if "," in str(jar):
             # spark.jars is comma-separated, with no escaping.
             raise ConfigurationError(f"jar path {jar} contains a comma; move the cache folder")
-    return (("spark.jars", ",".join(str(jar) for jar in jars)),)
+    return (("spark.jars", ",".join(str(jar) for jar in jars)), *resolved)
 
 
 def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
@@ -208,7 +217,7 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         ("spark.driver.memory", settings.driver_memory),
         *_jar_conf(settings),
         ("spark.sql.extensions", ICEBERG_EXTENSIONS),
-        *catalog_conf(settings.catalog, settings.warehouse),
+        *settings.catalog_spec.conf(),
         # A named SparkCatalog (not spark_catalog): namespaces and table lists persist in the
         # warehouse, and unqualified ``db.t`` resolves to it.
         ("spark.sql.defaultCatalog", settings.catalog),
@@ -222,7 +231,14 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # The console progress bar writes carriage-return noise into the server's stderr.
         ("spark.ui.showConsoleProgress", "false"),
         ("spark.sql.execution.arrow.pyspark.enabled", "true"),
+        # Concurrent requests (different tables) share executors fairly instead of queueing
+        # behind one another's jobs; each request runs in its own pool (engine).
+        ("spark.scheduler.mode", "FAIR"),
     ]
+    if settings.executor_memory:
+        conf.append(("spark.executor.memory", settings.executor_memory))
+    if settings.executor_cores is not None:
+        conf.append(("spark.executor.cores", str(settings.executor_cores)))
     if settings.is_local:
         # A local driver talks only to itself; binding to loopback avoids hostname lookups
         # (slow or failing in containers) and exposes no port to the network.
@@ -295,24 +311,30 @@ def build_session(settings: SparkSettings) -> SparkSession:
     return session
 
 
-def register_catalog(session: SparkSession, name: str, warehouse: str) -> None:
-    """Attach another Iceberg Hadoop catalog over ``warehouse`` to the live session.
+def register_catalog(
+    session: SparkSession, catalog: CatalogSpec | str, warehouse: str = ""
+) -> None:
+    """Attach another Iceberg catalog to the live session (a name and warehouse: Hadoop).
 
-    Idempotent for the same warehouse. A name already bound to something else is refused:
+    Idempotent for the same settings. A name already bound to something else is refused:
     Spark loads a catalog once per name and caches it, so changing its settings later would
-    be ignored and writes would go to the old warehouse.
+    be ignored and writes would go to the old catalog.
     """
-    entries = catalog_conf(name, warehouse)
-    class_key, _ = entries[-1]
-    location = dict(entries)[f"{class_key}.warehouse"]
+    spec = catalog if isinstance(catalog, CatalogSpec) else CatalogSpec(
+        name=catalog, warehouse=warehouse
+    )
+    entries = spec.conf()
+    class_key = spec.prefix
     current_class = session.conf.get(class_key, None)
     if current_class is not None:
-        current_location = session.conf.get(f"{class_key}.warehouse", None)
-        if current_class == ICEBERG_CATALOG_CLASS and current_location == location:
+        current = {key: session.conf.get(key, None) for key, _ in entries}
+        if current == dict(entries):
             return
+        where = current.get(f"{class_key}.uri") or current.get(f"{class_key}.warehouse")
         raise ConfigurationError(
-            f"catalog {name!r} is already bound to {current_location or current_class} in the "
-            f"running Spark session; it cannot be re-pointed at {location}, use another name"
+            f"catalog {spec.name!r} is already bound to {where or current_class} in the "
+            f"running Spark session; it cannot be re-pointed at {spec.describe()}, use another "
+            f"name"
         )
     for key, value in entries:
         session.conf.set(key, value)
@@ -364,12 +386,16 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
     live_jars, wanted_jars = _live_jar_source(conf), _requested_jar_source(settings)
     if live_jars != wanted_jars:
         problems.append(f"Iceberg jars are {live_jars}, requested {wanted_jars}")
-    live_warehouse = session.conf.get(f"spark.sql.catalog.{settings.catalog}.warehouse", None)
-    if live_warehouse is not None and live_warehouse != settings.warehouse:
-        problems.append(
-            f"catalog {settings.catalog!r} is bound to warehouse {live_warehouse}, requested "
-            f"{settings.warehouse} (register it under another catalog name instead)"
-        )
+    spec = settings.catalog_spec
+    if session.conf.get(spec.prefix, None) is not None:
+        for key, wanted in spec.conf():
+            live = session.conf.get(key, None)
+            if live != wanted:
+                shown = "…" if key.endswith(".credential") else f"{live}, requested {wanted}"
+                problems.append(
+                    f"catalog {settings.catalog!r} has {key.rsplit('.', 1)[-1]} {shown} "
+                    f"(register it under another catalog name instead)"
+                )
     for key, value in settings.extra_conf:
         # Values are not quoted: spark_conf may carry credentials (object-store keys).
         if not session.conf.isModifiable(key) and conf.get(key) != value:

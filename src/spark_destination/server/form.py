@@ -88,6 +88,68 @@ FIELDS: Final[tuple[Field, ...]] = (
         "spark.executor.memory=4g. Fixed when the destination starts Spark.",
         placeholder="spark.executor.memory=4g; spark.executor.cores=2",
     ),
+    Field(
+        name="executor_memory",
+        label="Executor memory",
+        description="spark.executor.memory on a cluster, e.g. 4g. Fixed when the destination "
+        "starts Spark.",
+        placeholder="4g",
+    ),
+    Field(
+        name="executor_cores",
+        label="Executor cores",
+        description="spark.executor.cores on a cluster. Fixed when the destination starts Spark.",
+        placeholder="2",
+    ),
+    Field(
+        name="catalog_type",
+        label="Catalog type",
+        description="hadoop: metadata in the warehouse folder; rest: an Iceberg REST catalog "
+        "(Polaris, Unity Catalog, Nessie, Glue; needs Iceberg jar source maven); hive: a Hive "
+        "metastore.",
+        kind=Kind.DROPDOWN,
+        default=config.CATALOG_TYPES[0],
+        choices=config.CATALOG_TYPES,
+    ),
+    Field(
+        name="catalog_uri",
+        label="Catalog URI",
+        description="REST: the service's base URL; Hive: the metastore URI.",
+        placeholder="https://catalog.example.com/api or thrift://metastore:9083",
+    ),
+    Field(
+        name="catalog_credential",
+        label="Catalog credential",
+        description="REST: OAuth2 client credential 'client_id:client_secret'.",
+        kind=Kind.SECRET,
+    ),
+    Field(
+        name="extra_packages",
+        label="Extra packages",
+        description="Maven coordinates added to spark.jars.packages, comma-separated "
+        "(object-store file systems, the Iceberg AWS bundle…). Fixed when the destination "
+        "starts Spark.",
+        placeholder="org.apache.hadoop:hadoop-aws:3.3.4",
+    ),
+    Field(
+        name="maintenance_every_commits",
+        label="Maintain every N commits",
+        description="Compact files and expire snapshots of a table after this many committed "
+        "requests to it, between requests (0: off).",
+        default="0",
+    ),
+    Field(
+        name="maintenance_delete_files",
+        label="Maintain past N delete files",
+        description="Maintain a table once it has this many live delete files (0: off).",
+        default="0",
+    ),
+    Field(
+        name="snapshot_retention_hours",
+        label="Snapshot retention (hours)",
+        description="Maintenance expires snapshots older than this.",
+        default=str(config.DEFAULT_SNAPSHOT_RETENTION_HOURS),
+    ),
 )
 
 # Named for what they check; the servicer runs them by name.

@@ -1,0 +1,106 @@
+"""Table maintenance on real Iceberg tables: ``maintain`` keeps every row identical and removes
+the delete files and snapshots that merge-on-read batches leave; the automatic mode does the same
+between requests once the delete-file threshold is reached."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render
+from spark_destination.engine import Engine
+from spark_destination.planner.ir import (
+    TableRef,
+)
+from spark_destination.planner.ir_maintenance import (
+    TableHealthOp,
+)
+from spark_destination.planner.maintenance import MaintenancePolicy
+from spark_destination.runtime.executor import Executor
+from spark_destination.runtime.maintenance import TableHealth, table_health
+from tests.spark.conftest import UNMOD, Destination, Lake
+from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
+
+pytestmark = pytest.mark.spark
+
+
+def _small_batches(dest: Destination, batches: int) -> None:
+    """Seed 40 rows, then small batches that update and delete a few (one delete file each)."""
+    assert outcome(dest.create("orders", orders())) == "success"
+    seed = [[str(i), f"{i}.00", f"note {i}", SYNC1, "false"] for i in range(40)]
+    assert outcome(dest.write("orders", orders(), replace=[dest.write_file(HEADER, seed)])) == (
+        "success"
+    )
+    for n in range(batches):
+        update = dest.write_file(HEADER, [[str(n), f"{n}.99", UNMOD, SYNC2, "false"]])
+        delete = dest.write_file(HEADER, [[str(39 - n), UNMOD, UNMOD, SYNC2, "true"]])
+        upsert = dest.write_file(HEADER, [[str(100 + n), "1.00", "new", SYNC2, "false"]])
+        response = dest.write(
+            "orders", orders(), replace=[upsert], update=[update], delete=[delete]
+        )
+        assert outcome(response) == "success"
+
+
+def _health(engine: Engine, dest: Destination) -> TableHealth:
+    config = engine.config(dest.configuration)
+    executor = Executor(engine.sessions.for_request(config))
+    table = TableRef(catalog=config.catalog, schema=dest.schema, name="orders")
+    (statement,) = render(TableHealthOp(table=table), DEFAULT)
+    return table_health(executor, statement)
+
+
+def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
+    engine: Engine, dest: Destination, lake: Lake
+) -> None:
+    _small_batches(dest, 4)
+    rows = by_id(lake, dest)
+    before = _health(engine, dest)
+    # Iceberg folds a data file's earlier position deletes into each new delete file, so one
+    # live delete file per data file that lost rows; a snapshot per batch.
+    assert before.delete_files >= 1 and before.snapshots == 5
+
+    report = engine.maintain(
+        {},
+        dest.schema,
+        "orders",
+        policy=MaintenancePolicy(retention=timedelta(0)),
+        now=datetime.now(UTC) + timedelta(seconds=1),
+    )
+
+    assert by_id(lake, dest) == rows
+    after = _health(engine, dest)
+    assert report.before == before and report.after == after
+    assert after.delete_files == 0
+    # Every snapshot from before the cut-off is gone; what is left are maintenance's own
+    # commits (the compaction and the dangling-delete removal), newer than the cut-off.
+    assert after.snapshots <= 2
+    assert after.data_files < before.data_files
+    assert [step for step, _, _ in report.steps][0].startswith("compact data files")
+    # The table still takes batches afterwards.
+    more = dest.write_file(HEADER, [["7", "7.77", UNMOD, SYNC2, "false"]])
+    assert outcome(dest.write("orders", orders(), update=[more])) == "success"
+    assert str(by_id(lake, dest)[7]["amount"]) == "7.77"
+
+
+def test_maintain_refuses_a_missing_table(engine: Engine, dest: Destination) -> None:
+    from spark_destination.errors import InvalidRequestError
+
+    with pytest.raises(InvalidRequestError, match="does not exist"):
+        engine.maintain({}, dest.schema, "nope")
+
+
+def test_automatic_maintenance_runs_between_requests_past_the_delete_file_threshold(
+    engine: Engine, dest: Destination, lake: Lake
+) -> None:
+    dest.configuration = {"maintenance_delete_files": "1", "snapshot_retention_hours": "0"}
+    _small_batches(dest, 3)
+    engine.wait_for_maintenance(timeout=600)
+    rows = by_id(lake, dest)
+    assert sorted(rows) == [*range(37), 100, 101, 102]
+    health = _health(engine, dest)
+    # Maintenance ran after each batch that left a delete file: the batches' snapshots are
+    # expired, their delete files compacted away.
+    assert health.delete_files == 0
+    assert health.snapshots <= 2
