@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from spark_destination.dialects.base import Dialect
 
 # NAIVE_TIME has no Spark/Iceberg type: it is stored as text, validated on the way in.
-_TIME_PATTERN: Final = r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?$"
+TIME_PATTERN: Final = r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?$"
 
 _TEXT_TYPES: Final = frozenset({DataType.STRING, DataType.XML, DataType.JSON, DataType.NAIVE_TIME})
 
@@ -60,7 +60,7 @@ def unrepresentable(
         case DataType.NAIVE_TIME:
             # Stored as text, so nothing else checks the format.
             return exp.not_(
-                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN))
+                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(TIME_PATTERN))
             )
         case DataType.FLOAT | DataType.DOUBLE:
             # Spark turns an out-of-range number into +-Infinity without an error; only text

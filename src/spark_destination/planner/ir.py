@@ -44,6 +44,14 @@ OP_COLUMN = "__sd_op"
 SEQ_COLUMN = "__sd_seq"
 # True on rows whose key occurs more than once in the staged batch: only those need folding.
 DUP_COLUMN = "__sd_dup"
+# Staged next to a column that may hold Fivetran's "unmodified" sentinel: true on such rows
+# (the column itself is then NULL), so a typed column never needs an in-band marker.
+UNMODIFIED_PREFIX = "__sd_unmodified_"
+
+
+def unmodified_column(name: str) -> str:
+    """The staged mask column telling which rows leave column ``name`` unmodified."""
+    return UNMODIFIED_PREFIX + name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
