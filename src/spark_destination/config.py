@@ -10,6 +10,9 @@ Keys (all optional; documented in the README and in ConfigurationForm):
   (``spark.jars.packages``). Fixed when the JVM starts.
 - ``spark_conf``: extra ``spark.*`` settings, ``key=value`` pairs separated by newlines or ``;``.
   Fixed when the JVM starts.
+- ``batch_file_format``: ``csv`` (default) or ``parquet``: the batch-file format Capabilities
+  announce (Capabilities carries no configuration, so the ``serve`` default decides what
+  Fivetran sends) and the reader used for a request's files.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ DEFAULT_CATALOG: Final = "lake"
 DEFAULT_MASTER: Final = "local[*]"
 DEFAULT_DRIVER_MEMORY: Final = "2g"
 JAR_SOURCES: Final = ("bundled", "maven")
+BATCH_FILE_FORMATS: Final = ("csv", "parquet")
+DEFAULT_BATCH_FILE_FORMAT: Final = "csv"
 
 # A catalog name goes into Spark conf keys and SQL: a plain identifier only.
 _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +70,7 @@ class DestinationConfig:
     driver_memory: str = DEFAULT_DRIVER_MEMORY
     jar_source: str = "bundled"
     spark_conf: tuple[tuple[str, str], ...] = ()
+    batch_file_format: str = DEFAULT_BATCH_FILE_FORMAT
 
 
 def _value(configuration: Mapping[str, str], key: str, default: str) -> str:
@@ -97,6 +103,14 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
         raise ConfigurationError(
             f"jar_source {jar_source!r} must be one of: {', '.join(JAR_SOURCES)}"
         )
+    batch_file_format = _value(
+        configuration, "batch_file_format", DEFAULT_BATCH_FILE_FORMAT
+    ).lower()
+    if batch_file_format not in BATCH_FILE_FORMATS:
+        raise ConfigurationError(
+            f"batch_file_format {batch_file_format!r} must be one of: "
+            f"{', '.join(BATCH_FILE_FORMATS)}"
+        )
     return DestinationConfig(
         warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
         catalog=catalog,
@@ -104,4 +118,5 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
         driver_memory=memory,
         jar_source=jar_source,
         spark_conf=parse_spark_conf(configuration.get("spark_conf", "")),
+        batch_file_format=batch_file_format,
     )

@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 
 from spark_destination.dialects import values as dialect_values
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import ValueConversionError
+from spark_destination.errors import BatchFileError, ValueConversionError
 from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import RowOp, unmodified_column
 
@@ -127,7 +127,9 @@ def arrow_type(column: Column) -> pa.DataType:
 def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -> pa.Table:
     """The typed table (``spec.schema()``) of one file parsed into non-null string columns.
 
-    Columns absent from the file's header are NULL, or unmodified in update files. Raises
+    ``raw`` holds text columns (CSV; sentinels are interpreted) or typed ones (Parquet: NULL is
+    NULL, nothing is unmodified). Columns absent from the file are NULL, or unmodified in update
+    files. Raises
     ``ValueConversionError`` naming every column with a value that does not fit (its first
     such data row), the file and the expected type; never the value.
     """
@@ -138,7 +140,14 @@ def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -
     problems: list[str] = []
     for column in spec.columns:
         text = raw.column(column.name).combine_chunks() if column.name in raw.column_names else None
-        typed, unmodified, problem = _decode_column(text, rows, column, spec, kind)
+        try:
+            typed, unmodified, problem = _decode_column(text, rows, column, spec, kind)
+        except WrongColumnType as wrong:
+            raise BatchFileError(
+                f"batch file '{path}' stores column {column.name!r} as {wrong.source}, which "
+                f"cannot hold Fivetran type {column.type.name} (expected "
+                f"{arrow_type(column)} or text)"
+            ) from None
         if problem is not None:
             problems.append(_describe(column, kind, path, *problem))
         arrays.append(typed)
@@ -169,8 +178,11 @@ def _decode_column(
         if rows and (column.name in spec.key or _required(spec, column.name, kind)):
             return typed, mask, (0, _expectation(column, spec, kind))
         return typed, mask, None
-    is_null = _equals(text, spec.null_string)
-    is_unmodified = _equals(text, spec.unmodified_string)
+    if not pa.types.is_string(text.type) and not pa.types.is_large_string(text.type):
+        return _decode_typed_column(text, column, spec, kind)
+    # A Parquet text column may also hold real NULLs: they are NULL, never "unmodified".
+    is_null = _or(_equals(text, spec.null_string, missing=True), _real_nulls(text))
+    is_unmodified = _equals(text, spec.unmodified_string, missing=False)
     special = _or(is_null, is_unmodified)
     unmodified_mask = is_unmodified if is_unmodified is not None else _all_false(rows)
     if special is not None and (column.name in spec.key or _required(spec, column.name, kind)):
@@ -185,6 +197,68 @@ def _decode_column(
     typed, bad = _convert(values, column)
     problem = None if bad is None else (bad, f"a value of type {column.type.name}")
     return typed, unmodified_mask, problem
+
+
+def _decode_typed_column(
+    values: pa.Array, column: Column, spec: DecodeSpec, kind: FileKind
+) -> tuple[pa.Array, pa.Array, tuple[int, str] | None]:
+    """A column a Parquet file stores typed: its NULLs are NULL, nothing is "unmodified"."""
+    unmodified = _all_false(len(values))
+    if column.name in spec.key or _required(spec, column.name, kind):
+        first = _first_true(pc.is_null(values))
+        if first is not None:
+            return (
+                pa.nulls(len(values), arrow_type(column)),
+                unmodified,
+                (
+                    first,
+                    _expectation(column, spec, kind),
+                ),
+            )
+    typed, bad = _convert_typed(values, column)
+    problem = None if bad is None else (bad, f"a value of type {column.type.name}")
+    return typed, unmodified, problem
+
+
+def _convert_typed(values: pa.Array, column: Column) -> tuple[pa.Array, int | None]:
+    """A typed (non-text) column as ``column``'s Arrow type: same family only, range-checked."""
+    target = arrow_type(column)
+    source = values.type
+    if source == target:
+        return values, None
+    if not _same_family(source, target):
+        raise WrongColumnType(column, source)
+    typed, bad = _cast_or_locate(values, target)
+    if bad is None and pa.types.is_floating(target):
+        overflow = pc.and_(pc.is_inf(typed), pc.invert(pc.is_inf(values)))
+        bad = _first_true_or_none(overflow)
+    return typed, bad
+
+
+def _same_family(source: pa.DataType, target: pa.DataType) -> bool:
+    families: tuple[Callable[[pa.DataType], bool], ...] = (
+        pa.types.is_boolean,
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_decimal,
+        pa.types.is_date,
+        pa.types.is_timestamp,
+        lambda t: (
+            pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+        ),
+    )
+    if pa.types.is_decimal(target) and pa.types.is_integer(source):
+        return True
+    return any(family(source) and family(target) for family in families)
+
+
+class WrongColumnType(Exception):
+    """A typed file column whose type cannot hold the table column's values at all."""
+
+    def __init__(self, column: Column, source: pa.DataType) -> None:
+        super().__init__(column.name)
+        self.column = column
+        self.source = source
 
 
 def _required(spec: DecodeSpec, name: str, kind: FileKind) -> bool:
@@ -203,8 +277,16 @@ def _expectation(column: Column, spec: DecodeSpec, kind: FileKind) -> str:
     )
 
 
-def _equals(text: pa.Array, sentinel: str | None) -> pa.Array | None:
-    return None if sentinel is None else pc.equal(text, pa.scalar(sentinel, pa.string()))
+def _equals(text: pa.Array, sentinel: str | None, *, missing: bool) -> pa.Array | None:
+    """Where ``text`` is ``sentinel``; ``missing`` on NULL rows."""
+    if sentinel is None:
+        return None
+    equal = pc.equal(text, pa.scalar(sentinel, pa.string()))
+    return pc.fill_null(equal, missing) if text.null_count else equal
+
+
+def _real_nulls(text: pa.Array) -> pa.Array | None:
+    return pc.is_null(text) if text.null_count else None
 
 
 def _or(left: pa.Array | None, right: pa.Array | None) -> pa.Array | None:

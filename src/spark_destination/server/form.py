@@ -66,6 +66,15 @@ def configuration_form() -> common.ConfigurationFormResponse:
         required=False,
         text_field=common.PlainText,
     )
+    file_format = form.fields.add(
+        name="batch_file_format",
+        label="Batch file format",
+        description="csv or parquet: the format Fivetran writes batch files in (announced in "
+        "Capabilities from the destination's start-up default).",
+        required=False,
+        default_value=config.DEFAULT_BATCH_FILE_FORMAT,
+    )
+    file_format.dropdown_field.dropdown_field.extend(config.BATCH_FILE_FORMATS)
     form.tests.add(name=TEST_CONFIGURATION, label="Validating the configuration")
     form.tests.add(name=TEST_WAREHOUSE, label="Connecting to Spark and the Iceberg warehouse")
     return form
