@@ -40,6 +40,7 @@ from spark_destination.requests import (
     WriteHistoryBatchRequest,
 )
 from spark_destination.runtime.executor import Batch, Executor, Outcome
+from spark_destination.runtime.parquet_files import BatchFileFormat
 from spark_destination.runtime.staging import Transport
 
 if TYPE_CHECKING:
@@ -243,7 +244,11 @@ class Engine:
     def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(keys=request.keys, params=request.file_params)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
         return self._apply(
             config,
             ref,
@@ -256,7 +261,11 @@ class Engine:
     ) -> Result:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(keys=request.keys, params=request.file_params)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
         return self._apply(
             config,
             ref,

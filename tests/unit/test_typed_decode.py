@@ -204,6 +204,7 @@ def test_every_bad_column_is_named() -> None:
         key=("id",),
         null_string=NULL,
         unmodified_string=UNMOD,
+        type_texts=(("b", "DATE"),),
     )
     raw = pa.table({"id": ["1", "2"], "a": ["1", "x"], "b": ["2020-02-30", "2020-01-01"]})
     with pytest.raises(ValueConversionError) as info:

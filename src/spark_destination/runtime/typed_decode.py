@@ -37,10 +37,8 @@ from typing import Final, assert_never
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_destination.dialects import values as dialect_values
-from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.errors import BatchFileError, ValueConversionError
-from spark_destination.model import Column, DataType, FileKind
+from spark_destination.model import NAIVE_TIME_PATTERN, Column, DataType, FileKind
 from spark_destination.planner.ir import RowOp, unmodified_column
 
 __all__ = ["ROW_OP", "DecodeSpec", "arrow_type", "decode_file"]
@@ -72,6 +70,9 @@ class DecodeSpec:
     unmodified_string: str | None
     # Columns that must hold a real value (neither sentinel) on rows of the given operations.
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
+    # Each column's declared SQL type for messages, e.g. ``DECIMAL(10, 2)`` (the renderer's,
+    # so the runtime needs no dialect); a column without one is named by its Fivetran type.
+    type_texts: tuple[tuple[str, str], ...] = ()
 
     @property
     def masked(self) -> tuple[str, ...]:
@@ -149,7 +150,7 @@ def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -
                 f"{arrow_type(column)} or text)"
             ) from None
         if problem is not None:
-            problems.append(_describe(column, kind, path, *problem))
+            problems.append(_describe(column, spec, kind, path, *problem))
         arrays.append(typed)
         if column.name in masked:
             masks[column.name] = unmodified
@@ -158,8 +159,10 @@ def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -
     return pa.Table.from_arrays([*arrays, *masks.values()], schema=spec.schema())
 
 
-def _describe(column: Column, kind: FileKind, path: str, index: int, expected: str) -> str:
-    sql_type = SPARK_ICEBERG.type_text(column)
+def _describe(
+    column: Column, spec: DecodeSpec, kind: FileKind, path: str, index: int, expected: str
+) -> str:
+    sql_type = dict(spec.type_texts).get(column.name, column.type.name)
     return (
         f"column {column.name!r} ({sql_type}) in {kind.value} file '{path}', "
         f"data row {index + 1}: expected {expected}"
@@ -314,7 +317,7 @@ def _convert(values: pa.Array, column: Column) -> tuple[pa.Array, int | None]:
         case DataType.STRING | DataType.XML | DataType.JSON:
             return values, None
         case DataType.NAIVE_TIME:
-            fits = pc.match_substring_regex(values, dialect_values.TIME_PATTERN)
+            fits = pc.match_substring_regex(values, NAIVE_TIME_PATTERN)
             return values, _first_false(fits)
         case DataType.BOOLEAN:
             lower = pc.utf8_lower(values)
