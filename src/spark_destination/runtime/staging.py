@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -194,7 +194,10 @@ class Stager:
                     table, folder / "batch.parquet", compression="NONE", row_group_size=1 << 16
                 )
                 self._session.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 20))
-                frame = self._session.read.parquet(str(folder))
+                # pyarrow writes proleptic Gregorian dates: read year-0001 values as written
+                # (Spark would otherwise refuse ancient dates from a file it did not write).
+                reader = self._session.read.option("datetimeRebaseMode", "CORRECTED")
+                frame = reader.parquet(str(folder))
             case Transport.ARROW:
                 frame = arrow_frame(self._session, table)
         frame.createOrReplaceTempView(op.view)
@@ -211,31 +214,36 @@ class Stager:
         self._dirs.clear()
 
 
+# Rows per Arrow batch sent to the JVM: each batch becomes one partition of the staged frame.
+_ARROW_BATCH_ROWS = 1 << 16
+
+
 def arrow_frame(session: SparkSession, table: pa.Table) -> DataFrame:
-    """A DataFrame of ``table`` built through Arrow on the driver (pandas as the carrier).
+    """A DataFrame of the typed ``table``, sent through the driver as Arrow record batches.
 
-    Timestamps travel as int64 microseconds and are turned back into timestamps by Spark:
-    pandas' nanosecond timestamps cannot hold Fivetran's year-9999 "open" end of history.
+    This is what ``createDataFrame(pandas)`` does inside PySpark 3.5, minus pandas: pandas
+    turns a nullable int64 column into float64 (losing precision) and cannot hold year-9999
+    timestamps, and PySpark 3.5 takes no Arrow table. The staged Arrow types are exactly the
+    ones Spark's Arrow reader expects for the schema, so no value is converted on the way.
     """
-    from pyspark.sql import functions as sql_functions
+    from pyspark.sql import DataFrame
+    from pyspark.sql.pandas.serializers import ArrowStreamSerializer
 
-    carried = []
-    restore = []
-    for field in table.schema:
-        column = table.column(field.name)
-        if pa.types.is_timestamp(field.type):
-            carried.append(pa.field(field.name, pa.int64()))
-            column = column.cast(pa.int64())
-            micros = sql_functions.timestamp_micros(sql_functions.col(field.name))
-            if field.type.tz is None:
-                micros = micros.cast("timestamp_ntz")
-            restore.append(micros.alias(field.name))
-        else:
-            carried.append(field)
-            restore.append(sql_functions.col(field.name))
-        table = table.set_column(table.schema.get_field_index(field.name), carried[-1], column)
-    frame = session.createDataFrame(table.to_pandas(), schema=_spark_schema(table.schema))
-    return frame.select(*restore)
+    live: Any = session  # PySpark's own (private) Arrow route, as createDataFrame uses it
+    jvm = live._jvm
+    batches = table.to_batches(max_chunksize=_ARROW_BATCH_ROWS) or [
+        pa.RecordBatch.from_pylist([], schema=table.schema)
+    ]
+    jiter = live._sc._serialize_to_jvm(
+        batches,
+        ArrowStreamSerializer(),
+        lambda path: jvm.PythonSQLUtils.readArrowStreamFromFile(path),
+        lambda: jvm.ArrowIteratorServer(),
+    )
+    schema = _spark_schema(table.schema)
+    return DataFrame(
+        jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), live._jsparkSession), session
+    )
 
 
 def _spark_schema(schema: pa.Schema) -> StructType:
@@ -258,6 +266,8 @@ def _spark_schema(schema: pa.Schema) -> StructType:
             return T.DoubleType()
         if pa.types.is_date(kind):
             return T.DateType()
+        if pa.types.is_timestamp(kind):
+            return T.TimestampType() if kind.tz is not None else T.TimestampNTZType()
         if pa.types.is_binary(kind):
             return T.BinaryType()
         if pa.types.is_string(kind):
