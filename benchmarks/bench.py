@@ -327,7 +327,8 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         # 2. Mixed: 60 % replace (half new), 25 % update (half the columns unmodified), 15 % delete.
         ids = list(range(n))
         rng.shuffle(ids)
-        replace_ids = [i + n // 2 for i in ids[: n * 6 // 10]]
+        # Disjoint key sets (the floor runs without the fold): half the replaced keys are new.
+        replace_ids = [i if k % 2 else n + i for k, i in enumerate(ids[: n * 6 // 10])]
         update_ids = ids[n * 6 // 10 : n * 85 // 100]
         delete_ids = ids[n * 85 // 100 :]
         mixed = bench.request(
