@@ -28,17 +28,18 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from spark_destination.config import parse_config
 from spark_destination.dialects.quoting import qualified, string_literal
 from spark_destination.dialects.render import render
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine import Engine, SessionProvider
 from spark_destination.model import Column, DataType, DecimalParams, FileKind, FileParams, Table
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import MergeBatchOp, MergeHistoryOp, Plan, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.rendered import Form
 from spark_destination.requests import (
     CreateTableRequest,
     WriteBatchRequest,
@@ -219,9 +220,9 @@ class Bench:
         """The plan's MERGE from its batch staged and cached: run times and peak memory."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
-        if isinstance(merge_op, MergeBatchOp):
-            merge_op = replace(merge_op, fold_repeated_keys=False)  # no key repeats here
-        sql = render(merge_op).sql
+        (statement,) = render(merge_op, SPARK_ICEBERG)
+        # No key repeats in these batches: the runtime runs the MERGE without the fold too.
+        sql = statement.form(Form.UNIQUE_KEYS) or statement.sql
         assert sql is not None
         session = self.csv.sessions.for_request(self.config)
         stager = Stager(session)
