@@ -27,8 +27,10 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+from pyspark.sql import SparkSession
 
 from spark_destination.config import parse_config
 from spark_destination.dialects.quoting import qualified, string_literal
@@ -197,10 +199,13 @@ class Bench:
         rows = self.session.table(name + ".snapshots").orderBy("committed_at").collect()
         return int(rows[-1]["snapshot_id"])
 
-    def rollback(self, table: Table, snapshot: int) -> None:
+    def rollback(self, table: Table, snapshot: int, session: SparkSession | None = None) -> None:
+        """Back to ``snapshot``, through the session that writes next (its catalog caches the
+        table: a rollback elsewhere would leave it committing on a snapshot no longer current).
+        """
         ident = string_literal(f"{SCHEMA}.{table.name}")
         procedure = f"{self.config.catalog}.system.rollback_to_snapshot"  # catalog name: validated
-        self.session.sql(f"CALL {procedure}({ident}, {snapshot})").collect()  # noqa: S608
+        (session or self.session).sql(f"CALL {procedure}({ident}, {snapshot})").collect()  # noqa: S608
 
     def request(self, table: Table, **files: Sequence[str]) -> WriteBatchRequest:
         return WriteBatchRequest(
@@ -216,7 +221,9 @@ class Bench:
         engine.write_batch({}, request)
         return time.perf_counter() - started
 
-    def floor(self, plan: Plan, runs: int, reset: Callable[[], None]) -> tuple[list[float], float]:
+    def floor(
+        self, plan: Plan, runs: int, table: Table, snapshot: int
+    ) -> tuple[list[float], float]:
         """The plan's MERGE from its batch staged and cached: run times and peak memory."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
@@ -236,7 +243,7 @@ class Bench:
                 started = time.perf_counter()
                 executor.sql(sql, what="floor merge")
                 times.append(time.perf_counter() - started)
-                reset()
+                self.rollback(table, snapshot, session)
             memory = peak_gib()
         finally:
             session.catalog.clearCache()
@@ -306,7 +313,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             bench.rollback(target, base)
         connector_memory = peak_gib()
         plan = plan_write_batch(request, target, catalog=bench.config.catalog)
-        floor, floor_memory = bench.floor(plan, args.runs, lambda: bench.rollback(target, base))
+        floor, floor_memory = bench.floor(plan, args.runs, target, base)
         figures.append(
             (f"{n:,} upsert WriteBatch ÷ floor (median)", median(connector), median(floor))
         )
@@ -343,7 +350,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             connector.append(bench.timed_write(bench.csv, mixed))
             bench.rollback(target, base)
         plan = plan_write_batch(mixed, target, catalog=bench.config.catalog)
-        floor, _ = bench.floor(plan, args.runs, lambda: bench.rollback(target, base))
+        floor, _ = bench.floor(plan, args.runs, target, base)
         figures.append((f"{n:,} mixed WriteBatch ÷ floor", median(connector), median(floor)))
 
         # 3. History: N new versions (earliest-start + update, half unmodified) on N versions.
@@ -388,7 +395,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             )
         )
         hist_plan = plan_write_history_batch(history_request, history, catalog=bench.config.catalog)
-        floor, _ = bench.floor(hist_plan, 1, lambda: bench.rollback(history, base_history))
+        floor, _ = bench.floor(hist_plan, 1, history, base_history)
         figures.append(
             (f"{n:,}-version WriteHistoryBatch ÷ its floor (one run)", median(connector), floor[0])
         )
@@ -418,9 +425,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             small_p50[size] = median(times)
             assert request is not None
             plan = plan_write_batch(request, table, catalog=bench.config.catalog)
-            floor, _ = bench.floor(
-                plan, args.small_runs, lambda t=table, s=start: bench.rollback(t, s)
-            )  # type: ignore[misc]
+            floor, _ = bench.floor(plan, args.small_runs, table, start)
             small_floor[size] = median(floor)
         figures.append(
             (
