@@ -65,13 +65,6 @@ class StagedBatch:
     # Rows whose key occurs more than once in the batch (they need folding).
     repeated_rows: int = 0
 
-    def locate(self, seq: int) -> tuple[StagedFile, int]:
-        """The file and 1-based data row (header excluded) a sequence number came from."""
-        for span in self.spans:
-            if span.first_seq <= seq < span.first_seq + span.rows:
-                return span.file, seq - span.first_seq + 1
-        raise KeyError(seq)
-
 
 def decode_spec(op: StageBatchOp, type_texts: tuple[tuple[str, str], ...] = ()) -> DecodeSpec:
     return DecodeSpec(
