@@ -1,7 +1,7 @@
 MERGE INTO `lake`.`sales`.`orders` AS `t`
 USING (
   SELECT
-    `_fivetran_id` AS `_fivetran_id`,
+    `_fivetran_id`,
     `name`,
     `_fivetran_synced`,
     `__sd_op`
@@ -22,7 +22,7 @@ USING (
     END AS `__sd_op`
   FROM (
     SELECT
-      `_fivetran_id` AS `_fivetran_id`,
+      `_fivetran_id`,
       `name`,
       `_fivetran_synced`,
       `__sd_op`,
@@ -38,5 +38,5 @@ ON `t`.`_fivetran_id` = `s`.`_fivetran_id`
 WHEN MATCHED AND `s`.`__sd_op` = 'delete' THEN DELETE
 WHEN MATCHED THEN UPDATE SET
   `t`.`name` = `s`.`name`,
-  `t`.`_fivetran_synced` = CAST(`s`.`_fivetran_synced` AS TIMESTAMP)
-WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`_fivetran_id`, `name`, `_fivetran_synced`) VALUES (`s`.`_fivetran_id`, `s`.`name`, CAST(`s`.`_fivetran_synced` AS TIMESTAMP))
+  `t`.`_fivetran_synced` = `s`.`_fivetran_synced`
+WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`_fivetran_id`, `name`, `_fivetran_synced`) VALUES (`s`.`_fivetran_id`, `s`.`name`, `s`.`_fivetran_synced`)

@@ -2,69 +2,21 @@ MERGE INTO `lake`.`sales`.`orders_history` AS `t`
 USING (
   WITH `__sd_rows` AS (
     SELECT
-      CAST(`id` AS INT) AS `id`,
-      `region` AS `region`,
+      `id`,
+      `region`,
+      `_fivetran_start`,
+      CASE WHEN `__sd_unmodified_amount` THEN NULL ELSE ARRAY(`amount`) END AS `amount`,
+      CASE WHEN `__sd_unmodified_note``s` THEN NULL ELSE ARRAY(`note``s`) END AS `note``s`,
+      CASE WHEN `__sd_unmodified__fivetran_end` THEN NULL ELSE ARRAY(`_fivetran_end`) END AS `_fivetran_end`,
       CASE
-        WHEN `_fivetran_start` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+        WHEN `__sd_unmodified__fivetran_active`
         THEN NULL
-        WHEN `_fivetran_start` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-        THEN NULL
-        ELSE CAST(`_fivetran_start` AS TIMESTAMP)
-      END AS `_fivetran_start`,
-      CASE
-        WHEN `amount` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
-        THEN NULL
-        ELSE ARRAY(
-          CASE
-            WHEN `amount` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-            THEN NULL
-            ELSE CAST(`amount` AS DECIMAL(10, 2))
-          END
-        )
-      END AS `amount`,
-      CASE
-        WHEN `note``s` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
-        THEN NULL
-        ELSE ARRAY(
-          CASE
-            WHEN `note``s` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-            THEN NULL
-            ELSE `note``s`
-          END
-        )
-      END AS `note``s`,
-      CASE
-        WHEN `_fivetran_end` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
-        THEN NULL
-        ELSE ARRAY(
-          CASE
-            WHEN `_fivetran_end` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-            THEN NULL
-            ELSE CAST(`_fivetran_end` AS TIMESTAMP)
-          END
-        )
-      END AS `_fivetran_end`,
-      CASE
-        WHEN `_fivetran_active` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
-        THEN NULL
-        ELSE ARRAY(
-          CASE
-            WHEN `_fivetran_active` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-            THEN NULL
-            ELSE CAST(`_fivetran_active` AS BOOLEAN)
-          END
-        )
+        ELSE ARRAY(`_fivetran_active`)
       END AS `_fivetran_active`,
       CASE
-        WHEN `_fivetran_synced` = 'unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3'
+        WHEN `__sd_unmodified__fivetran_synced`
         THEN NULL
-        ELSE ARRAY(
-          CASE
-            WHEN `_fivetran_synced` = 'null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP'
-            THEN NULL
-            ELSE CAST(`_fivetran_synced` AS TIMESTAMP)
-          END
-        )
+        ELSE ARRAY(`_fivetran_synced`)
       END AS `_fivetran_synced`,
       `__sd_op`,
       `__sd_seq`

@@ -2,14 +2,14 @@ MERGE INTO `lake`.`my-schema.v2`.`order ``items`` history` AS `t`
 USING (
   WITH `__sd_rows` AS (
     SELECT
-      CAST(`id` AS INT) AS `id`,
-      `region` AS `region`,
-      CAST(`_fivetran_start` AS TIMESTAMP) AS `_fivetran_start`,
-      ARRAY(CAST(`amount` AS DECIMAL(10, 2))) AS `amount`,
+      `id`,
+      `region`,
+      `_fivetran_start`,
+      ARRAY(`amount`) AS `amount`,
       ARRAY(`note``s`) AS `note``s`,
-      ARRAY(CAST(`_fivetran_end` AS TIMESTAMP)) AS `_fivetran_end`,
-      ARRAY(CAST(`_fivetran_active` AS BOOLEAN)) AS `_fivetran_active`,
-      ARRAY(CAST(`_fivetran_synced` AS TIMESTAMP)) AS `_fivetran_synced`,
+      ARRAY(`_fivetran_end`) AS `_fivetran_end`,
+      ARRAY(`_fivetran_active`) AS `_fivetran_active`,
+      ARRAY(`_fivetran_synced`) AS `_fivetran_synced`,
       `__sd_op`,
       `__sd_seq`
     FROM `sd_batch`

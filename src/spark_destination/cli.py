@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 
 def _defaults(args: argparse.Namespace) -> dict[str, str]:
-    pairs = {"warehouse": args.warehouse, "catalog": args.catalog, "spark_master": args.master}
+    pairs = {
+        "warehouse": args.warehouse,
+        "catalog": args.catalog,
+        "spark_master": args.master,
+        "batch_file_format": getattr(args, "batch_file_format", None),
+    }
     return {k: v for k, v in pairs.items() if v}
 
 
@@ -162,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--dialect",
         default="spark_iceberg",
         help="SQL dialect to execute (only spark_iceberg can run here)",
+    )
+    serve.add_argument(
+        "--batch-file-format",
+        choices=["csv", "parquet"],
+        help="batch-file format announced in Capabilities (default csv)",
     )
     _add_spark_flags(serve)
     serve.set_defaults(func=cmd_serve)

@@ -17,6 +17,9 @@ Keys (all optional; documented in the README and in ConfigurationForm):
 - ``maintenance_every_commits`` / ``maintenance_delete_files``: opt-in automatic table
   maintenance after that many commits to a table, or once it has that many delete files
   (0 = off); ``snapshot_retention_hours``: how long ``maintain`` keeps old snapshots.
+- ``batch_file_format``: ``csv`` (default) or ``parquet``: the batch-file format Capabilities
+  announce (Capabilities carries no configuration, so the ``serve`` default decides what
+  Fivetran sends) and the reader used for a request's files.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ DEFAULT_DRIVER_MEMORY: Final = "2g"
 JAR_SOURCES: Final = ("bundled", "maven")
 CATALOG_TYPES: Final = ("hadoop", "rest", "hive")
 DEFAULT_SNAPSHOT_RETENTION_HOURS: Final = 168  # 7 days
+BATCH_FILE_FORMATS: Final = ("csv", "parquet")
+DEFAULT_BATCH_FILE_FORMAT: Final = "csv"
 
 # A catalog name goes into Spark conf keys and SQL: a plain identifier only.
 _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -83,6 +88,7 @@ class DestinationConfig:
     maintenance_every_commits: int = 0
     maintenance_delete_files: int = 0
     snapshot_retention_hours: int = DEFAULT_SNAPSHOT_RETENTION_HOURS
+    batch_file_format: str = DEFAULT_BATCH_FILE_FORMAT
 
 
 def _value(configuration: Mapping[str, str], key: str, default: str) -> str:
@@ -152,6 +158,14 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
             "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
             "HTTP client the REST catalog uses)"
         )
+    batch_file_format = _value(
+        configuration, "batch_file_format", DEFAULT_BATCH_FILE_FORMAT
+    ).lower()
+    if batch_file_format not in BATCH_FILE_FORMATS:
+        raise ConfigurationError(
+            f"batch_file_format {batch_file_format!r} must be one of: "
+            f"{', '.join(BATCH_FILE_FORMATS)}"
+        )
     return DestinationConfig(
         warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
         catalog=catalog,
@@ -172,4 +186,5 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
         snapshot_retention_hours=_count(
             configuration, "snapshot_retention_hours", DEFAULT_SNAPSHOT_RETENTION_HOURS, minimum=0
         ),
+        batch_file_format=batch_file_format,
     )

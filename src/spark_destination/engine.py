@@ -56,6 +56,7 @@ from spark_destination.runtime import warehouse_lock
 from spark_destination.runtime.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.executor import Batch, Executor, Outcome
 from spark_destination.runtime.maintenance import MaintenanceReport, run_maintenance, table_health
+from spark_destination.runtime.parquet_files import BatchFileFormat
 from spark_destination.runtime.restore import restored_on_failure
 from spark_destination.runtime.staging import Transport
 from spark_destination.sessions import SessionProvider, settings_for
@@ -203,7 +204,11 @@ class Engine:
     def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(keys=request.keys, params=request.file_params)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
         return self._apply(
             config,
             ref,
@@ -216,7 +221,11 @@ class Engine:
     ) -> Result:
         config = self.config(configuration)
         ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(keys=request.keys, params=request.file_params)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
         return self._apply(
             config,
             ref,

@@ -25,8 +25,8 @@ class Form(enum.Enum):
 class OutputKind(enum.Enum):
     """What one column of a check query's result row holds."""
 
-    # The sequence number of the first staged row whose value does not fit (NULL: none).
-    FIRST_BAD_ROW = "first bad row"
+    # Not a result column: a staged column and its declared type, for the decoder's messages.
+    STAGED_COLUMN = "staged column"
     # A stored-values check: count of values that do not convert, then the least of them.
     BAD_COUNT = "bad count"
     BAD_VALUE = "bad value"

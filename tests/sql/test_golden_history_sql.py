@@ -10,10 +10,8 @@ from syrupy.assertion import SnapshotAssertion
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.model import Column, DataType, DecimalParams
 from spark_destination.planner.ir import (
-    CheckValuesOp,
     MergeHistoryOp,
     Op,
-    RowOp,
     TableRef,
     TruncateOp,
 )
@@ -53,18 +51,6 @@ def _merge(table: TableRef, null: str | None, unmod: str | None) -> MergeHistory
 
 
 CASES: dict[str, Op] = {
-    "check_values_history": CheckValuesOp(
-        view="sd_batch",
-        columns=HISTORY,
-        key=("id", "region"),
-        null_string=NULL,
-        unmodified_string=UNMOD,
-        required=(
-            ("_fivetran_start", (RowOp.EARLIEST_START, RowOp.UPDATE, RowOp.UPSERT)),
-            ("_fivetran_end", (RowOp.UPSERT, RowOp.DELETE)),
-            ("_fivetran_active", (RowOp.UPSERT,)),
-        ),
-    ),
     "merge_history": _merge(TABLE, NULL, UNMOD),
     "merge_history_odd_names_no_sentinels": _merge(ODD_TABLE, None, None),
     "truncate_soft_history": TruncateOp(

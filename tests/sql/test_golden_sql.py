@@ -17,7 +17,6 @@ from spark_destination.model import (
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
-    CheckValuesOp,
     CreateNamespaceOp,
     CreateTableOp,
     ListNamespacesOp,
@@ -88,9 +87,6 @@ CASES: dict[str, Op] = {
         table=TABLE, properties=((metadata.PROPERTY, metadata.encode(ORDERS)),)
     ),
     "list_namespaces": ListNamespacesOp(catalog="lake"),
-    "check_values": CheckValuesOp(
-        view="sd_batch", columns=ALL_TYPES, key=("id",), null_string=NULL, unmodified_string=UNMOD
-    ),
     "merge_batch": MergeBatchOp(
         table=TABLE,
         view="sd_batch",
@@ -167,7 +163,7 @@ def test_staging_is_a_runtime_directive_without_sql() -> None:
     op = StageBatchOp(
         view="sd_batch",
         files=(StagedFile(kind=FileKind.REPLACE, path="/in/a.csv"),),
-        columns=("id",),
+        columns=ALL_TYPES[:1],
     )
     (statement,) = rendered(op, "spark_iceberg")
     assert statement.sql is None

@@ -7,7 +7,7 @@ import pytest
 from spark_destination.errors import InvalidRequestError
 from spark_destination.model import Column, DataType, FileKind, FileParams, Table
 from spark_destination.planner.history import history_key, plan_write_history_batch
-from spark_destination.planner.ir import CheckValuesOp, MergeHistoryOp, RowOp, StageBatchOp
+from spark_destination.planner.ir import MergeHistoryOp, RowOp, StageBatchOp
 from spark_destination.preview import preview
 from spark_destination.request_json import parse_request
 from spark_destination.requests import WriteHistoryBatchRequest
@@ -42,7 +42,7 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
         TABLE,
         catalog="lake",
     )
-    stage, check, merge = plan.ops
+    stage, merge = plan.ops
     assert isinstance(stage, StageBatchOp)
     assert [(f.kind, f.path) for f in stage.files] == [
         (FileKind.EARLIEST_START, "e1.csv"),
@@ -51,14 +51,12 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
         (FileKind.REPLACE, "r.csv"),
         (FileKind.DELETE, "d.csv"),
     ]
-    assert isinstance(check, CheckValuesOp) and isinstance(merge, MergeHistoryOp)
-    assert check.key == merge.key == ("id",)
-    assert dict(check.required)["_fivetran_start"] == (
-        RowOp.EARLIEST_START,
-        RowOp.UPDATE,
-        RowOp.UPSERT,
+    assert isinstance(merge, MergeHistoryOp)
+    assert stage.key == merge.key == ("id",) and not stage.mark_repeated_keys
+    assert dict(stage.required)["_fivetran_start"] == (
+        RowOp.EARLIEST_START, RowOp.UPDATE, RowOp.UPSERT
     )
-    assert RowOp.DELETE not in dict(check.required)["_fivetran_start"]
+    assert RowOp.DELETE not in dict(stage.required)["_fivetran_start"]
     assert merge.null_string == "NULL!" and merge.unmodified_string == "UNMOD!"
 
 

@@ -14,7 +14,6 @@ from spark_destination.model import Column, DataType, DecimalParams, FileParams,
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
-    CheckValuesOp,
     CreateNamespaceOp,
     CreateTableOp,
     MergeBatchOp,
@@ -99,9 +98,11 @@ def test_create_table_rejects_impossible_definitions(
 def test_write_batch_stages_files_in_replace_update_delete_order() -> None:
     request = write_request(replace_files=("r1", "r2"), update_files=("u1",), delete_files=("d1",))
     plan = plan_write_batch(request, ORDERS, catalog="lake")
-    stage, check, merge = plan.ops
-    assert isinstance(stage, StageBatchOp) and isinstance(check, CheckValuesOp)
-    assert isinstance(merge, MergeBatchOp)
+    stage, merge = plan.ops
+    assert isinstance(stage, StageBatchOp) and isinstance(merge, MergeBatchOp)
+    # The staged view is typed and checked as it is decoded: the stage op carries the types.
+    assert stage.columns == merge.columns and stage.key == merge.key
+    assert (stage.null_string, stage.unmodified_string) == ("N", "U")
     assert [(f.kind.value, f.path) for f in stage.files] == [
         ("replace", "r1"),
         ("replace", "r2"),

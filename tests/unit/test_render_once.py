@@ -11,7 +11,6 @@ from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import (
-    CheckValuesOp,
     MergeBatchOp,
     Plan,
     StageBatchOp,
@@ -31,14 +30,13 @@ COLUMNS = (
 FILE = StagedFile(kind=FileKind.REPLACE, path="/in/a.csv")
 PLAN = Plan(
     ops=(
-        StageBatchOp(view="sd_batch", files=(FILE,), columns=("id", "v"), key=("id",)),
-        CheckValuesOp(
+        StageBatchOp(
             view="sd_batch",
+            files=(FILE,),
             columns=COLUMNS,
             key=("id",),
             null_string="N",
             unmodified_string="U",
-            deferred=True,
         ),
         MergeBatchOp(
             table=TableRef(catalog="lake", schema="s", name="t"),
@@ -70,7 +68,7 @@ class _Session:
 class _Stager:
     repeated = 0
 
-    def __init__(self, _session: object, _transport: object) -> None:
+    def __init__(self, *_: object) -> None:
         pass
 
     def stage(self, op: StageBatchOp, **_: object) -> StagedBatch:
@@ -94,7 +92,7 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     monkeypatch.setattr(executor_module, "Stager", stager)
     session = _Session()
     Executor(session).run(statements)  # type: ignore[arg-type]
-    # The deferred check does not run (the MERGE succeeded); the MERGE runs as rendered.
+    # Staging is the value check; the MERGE runs as rendered, in the form staging called for.
     assert session.ran == [expected]
     # Both forms are what preview prints.
     shown = format_statements(statements)

@@ -24,7 +24,6 @@ from spark_destination.planner.ir import (
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
-    CheckValuesOp,
     CopyRowsOp,
     CopyRowsToHistoryOp,
     CreateNamespaceOp,
@@ -57,7 +56,7 @@ from spark_destination.planner.ir_maintenance import (
     RewritePositionDeletesOp,
     TableHealthOp,
 )
-from spark_destination.rendered import RenderedPlan, Statement
+from spark_destination.rendered import CheckOutput, OutputKind, RenderedPlan, Statement
 
 __all__ = ["finalize", "render", "render_plan"]
 
@@ -72,7 +71,13 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
     match op:
         case StageBatchOp():
             files = ", ".join(f"{f.kind.value}:{f.path}" for f in op.files)
-            return (Statement(op=op, sql=None, summary=f"stage view {op.view!r} from [{files}]"),)
+            summary = f"stage view {op.view!r} from [{files}] (typed: decoding checks every value)"
+            # The declared types travel with the directive: the decoder names them in messages.
+            layout = tuple(
+                CheckOutput(kind=OutputKind.STAGED_COLUMN, column=c, sql_type=dialect.type_text(c))
+                for c in op.columns
+            )
+            return (Statement(op=op, sql=None, summary=summary, layout=layout),)
         case (
             CreateNamespaceOp()
             | CreateTableOp()
@@ -89,13 +94,7 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | SetNotNullOp()
         ):
             return lower_ddl(r, op)
-        case (
-            CheckValuesOp()
-            | CheckLiteralOp()
-            | CheckHistoryStartOp()
-            | CheckConversionsOp()
-            | CheckUniqueKeyOp()
-        ):
+        case CheckLiteralOp() | CheckHistoryStartOp() | CheckConversionsOp() | CheckUniqueKeyOp():
             return (lower_check(r, op),)
         case MergeBatchOp():
             return (lower_merge_batch(r, op),)

@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Final, assert_never
 
 from sqlglot import exp
 
-from spark_destination.model import Column, DataType
+from spark_destination.model import NAIVE_TIME_PATTERN, Column, DataType
 
 if TYPE_CHECKING:
     from spark_destination.dialects.base import Dialect
 
-# NAIVE_TIME has no Spark/Iceberg type: it is stored as text, validated on the way in.
-_TIME_PATTERN: Final = r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?$"
 
 _TEXT_TYPES: Final = frozenset({DataType.STRING, DataType.XML, DataType.JSON, DataType.NAIVE_TIME})
 
@@ -60,7 +58,7 @@ def unrepresentable(
         case DataType.NAIVE_TIME:
             # Stored as text, so nothing else checks the format.
             return exp.not_(
-                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(_TIME_PATTERN))
+                exp.RegexpLike(this=raw.copy(), expression=exp.Literal.string(NAIVE_TIME_PATTERN))
             )
         case DataType.FLOAT | DataType.DOUBLE:
             # Spark turns an out-of-range number into +-Infinity without an error; only text

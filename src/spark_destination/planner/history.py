@@ -42,7 +42,6 @@ from spark_destination.model import (
     Table,
 )
 from spark_destination.planner.ir import (
-    CheckValuesOp,
     MergeHistoryOp,
     Plan,
     RowOp,
@@ -107,9 +106,9 @@ def plan_write_history_batch(
     unmodified_string = sentinel(params.unmodified_string)
     return Plan(
         ops=(
-            StageBatchOp(view=BATCH_VIEW, files=files, columns=tuple(c.name for c in columns)),
-            CheckValuesOp(
+            StageBatchOp(
                 view=BATCH_VIEW,
+                files=files,
                 columns=columns,
                 key=key,
                 null_string=null_string,
@@ -119,6 +118,8 @@ def plan_write_history_batch(
                     (HISTORY_END, (RowOp.UPSERT, RowOp.DELETE)),
                     (HISTORY_ACTIVE, (RowOp.UPSERT,)),
                 ),
+                # Versions of one key are the point of history mode: nothing to fold.
+                mark_repeated_keys=False,
             ),
             MergeHistoryOp(
                 table=ref,

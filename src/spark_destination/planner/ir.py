@@ -40,6 +40,12 @@ OP_COLUMN = "__sd_op"
 SEQ_COLUMN = "__sd_seq"
 # True on rows whose key occurs more than once in the staged batch: only those need folding.
 DUP_COLUMN = "__sd_dup"
+UNMODIFIED_PREFIX = "__sd_unmodified_"  # staged mask: true where a column is "unmodified"
+
+
+def unmodified_column(name: str) -> str:
+    """The staged mask column telling which rows leave column ``name`` unmodified."""
+    return UNMODIFIED_PREFIX + name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,42 +89,37 @@ class SetPropertiesOp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageBatchOp:
-    """Runtime directive: decode ``files`` into one all-string temp view named ``view``.
+    """Runtime directive: decode ``files`` into one typed temp view named ``view``; decoding
+    is the value check (a value that does not fit, a sentinel in a ``key`` column or in a
+    ``required`` column on rows of the given operations fails, naming file, row, column, type).
 
-    The view has exactly ``columns`` (a file lacking a column gets the sentinel its kind implies:
-    null for replace files, unmodified for update files) plus ``OP_COLUMN``, ``SEQ_COLUMN`` (in
-    processing order: files in ``files`` order, rows in file order) and ``DUP_COLUMN`` (the
-    row's raw ``key`` values occur on more than one staged row).
+    The view has ``columns`` as the table stores them (null sentinel: NULL; a column a file
+    lacks: NULL, "unmodified" in update files), a mask ``unmodified_column(name)`` per
+    ``masked_columns`` (true where "unmodified"; the value is then NULL), ``OP_COLUMN``,
+    ``SEQ_COLUMN`` (processing order) and ``DUP_COLUMN`` (the typed ``key`` occurs on more than
+    one row; always false unless ``mark_repeated_keys``).
     """
 
     view: str
     files: tuple[StagedFile, ...]
-    columns: tuple[str, ...]
-    key: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckValuesOp:
-    """A query over the staged view returning, per checked column, the first row that cannot be
-    stored (uncastable value, or NULL in a key column). The runtime fails the request on any hit.
-    """
-
-    view: str
     columns: tuple[Column, ...]
-    key: tuple[str, ...]
+    key: tuple[str, ...] = ()
     # None when the producer set no sentinel: then no value is special.
-    null_string: str | None
-    unmodified_string: str | None
-    # True: run only if the next statement fails, to name the first bad value. The next
-    # statement must then refuse every value this check would (WriteBatch's MERGE does).
-    deferred: bool = False
+    null_string: str | None = None
+    unmodified_string: str | None = None
     # Columns that must hold a real value (neither sentinel) on rows of the given operations,
     # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
+    mark_repeated_keys: bool = True
 
-    def required_ops(self, name: str) -> tuple[RowOp, ...]:
-        """The row operations on which column ``name`` must hold a real value."""
-        return next((ops for column, ops in self.required if column == name), ())
+
+def masked_columns(
+    columns: tuple[Column, ...], key: tuple[str, ...], unmodified_string: str | None
+) -> tuple[str, ...]:
+    """Every non-key column has an unmodified mask when the producer set the sentinel."""
+    if unmodified_string is None:
+        return ()
+    return tuple(c.name for c in columns if c.name not in key)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -414,7 +415,6 @@ Op = (
     | AddColumnsOp
     | SetPropertiesOp
     | StageBatchOp
-    | CheckValuesOp
     | MergeBatchOp
     | MergeHistoryOp
     | TruncateOp

@@ -1,4 +1,5 @@
-"""Planning of WriteBatch: stage every file into one view, check it, apply one MERGE."""
+"""Planning of WriteBatch: stage (decode and check) every file into one typed view, apply one
+MERGE."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Final
 from spark_destination.errors import InvalidRequestError
 from spark_destination.model import FileKind, Table
 from spark_destination.planner.ir import (
-    CheckValuesOp,
     MergeBatchOp,
     Plan,
     StageBatchOp,
@@ -56,17 +56,12 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
     return Plan(
         ops=(
             StageBatchOp(
-                view=BATCH_VIEW, files=files, columns=tuple(c.name for c in columns), key=key
-            ),
-            CheckValuesOp(
                 view=BATCH_VIEW,
+                files=files,
                 columns=columns,
                 key=key,
                 null_string=sentinel(params.null_string),
                 unmodified_string=sentinel(params.unmodified_string),
-                # The MERGE refuses every value the check would, so the check only has to
-                # explain a failure: that saves a full pass over the batch on success.
-                deferred=True,
             ),
             MergeBatchOp(
                 table=ref,

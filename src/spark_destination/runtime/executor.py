@@ -1,8 +1,8 @@
 """Run a rendered plan on an injected SparkSession.
 
-The executor owns what happens between statements: staging batch files, interpreting the value
-check, cleaning up views and staged data even when a statement fails, and turning Spark's
-exceptions into the project's errors with messages that never quote row values.
+The executor owns what happens between statements: staging batch files (decoding them into typed
+columns is the value check), cleaning up views and staged data even when a statement fails, and
+turning Spark's exceptions into the project's errors with messages that never quote row values.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from spark_destination.planner.ir import (
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
-    CheckValuesOp,
     CopyRowsOp,
     CopyRowsToHistoryOp,
     CreateNamespaceOp,
@@ -59,6 +58,7 @@ from spark_destination.planner.ir_maintenance import (
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime import faults, transient
 from spark_destination.runtime.catalog import load_table
+from spark_destination.runtime.parquet_files import BatchFileFormat, reader_for
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class Batch:
 
     keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
     params: FileParams = field(default_factory=FileParams)
+    file_format: BatchFileFormat = BatchFileFormat.CSV
 
 
 @dataclass(slots=True)
@@ -96,25 +97,13 @@ class Executor:
         """Run rendered statements in order (the plan's ``Statement``s, rendered once)."""
         batch = batch or Batch()
         outcome = Outcome()
-        stager = Stager(self._session, self._transport)
+        stager = Stager(self._session, self._transport, reader_for(batch.file_format))
         staged: dict[str, StagedBatch] = {}
-        deferred: tuple[CheckValuesOp, Statement] | None = None
         try:
             for index, statement in enumerate(statements):
                 faults.boundary(index, statement.op)
-                if isinstance(statement.op, CheckValuesOp) and statement.op.deferred:
-                    deferred = (statement.op, statement)
-                    continue
                 started = time.perf_counter()
-                try:
-                    self._step(statement, stager, staged, batch)
-                except ExecutionError:
-                    if deferred is not None:
-                        # Name the first bad value (file, row, column) if that is what failed.
-                        check, check_statement = deferred
-                        self._check(check, check_statement, staged[check.view])
-                    raise
-                deferred = None
+                self._step(statement, stager, staged, batch)
                 seconds = time.perf_counter() - started
                 outcome.statements.append((statement.summary, seconds))
                 # One line per step as it ends, so a long request is seen to move.
@@ -134,9 +123,14 @@ class Executor:
         op = statement.op
         match op:
             case StageBatchOp():
-                staged[op.view] = stager.stage(op, keys=batch.keys, params=batch.params)
-            case CheckValuesOp():
-                self._check(op, statement, staged[op.view])
+                type_texts = tuple(
+                    (o.column.name, o.sql_type)
+                    for o in statement.layout
+                    if o.kind is OutputKind.STAGED_COLUMN and o.column is not None
+                )
+                staged[op.view] = stager.stage(
+                    op, keys=batch.keys, params=batch.params, type_texts=type_texts
+                )
             case MergeBatchOp():
                 sql = statement.sql
                 if staged[op.view].repeated_rows == 0:
@@ -286,35 +280,6 @@ class Executor:
             )
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
-
-    def _check(self, op: CheckValuesOp, statement: Statement, staged: StagedBatch) -> None:
-        if staged.rows == 0:
-            return
-        assert statement.sql is not None
-        row = self.sql(statement.sql, what=f"checking values staged in {op.view!r}")[0]
-        problems = []
-        for output, first_bad in zip(statement.layout, row, strict=True):
-            column = output.column
-            if output.kind is not OutputKind.FIRST_BAD_ROW or column is None or first_bad is None:
-                continue
-            file, line = staged.locate(int(first_bad))
-            required = op.required_ops(column.name)
-            if column.name in op.key:
-                expected = "a non-NULL key value"
-            elif required:
-                expected = (
-                    f"a value of type {column.type.name} (required in "
-                    + "/".join(o.value for o in required)
-                    + " rows)"
-                )
-            else:
-                expected = f"a value of type {column.type.name}"
-            problems.append(
-                f"column {column.name!r} ({output.sql_type}) in {file.kind.value} file "
-                f"'{file.path}', data row {line}: expected {expected}"
-            )
-        if problems:
-            raise ValueConversionError("batch values do not fit the table: " + "; ".join(problems))
 
     def describe(self, table: TableRef) -> Table | None:
         """The table as Fivetran sees it, or None when it does not exist."""

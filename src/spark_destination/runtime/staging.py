@@ -1,9 +1,10 @@
-"""Stage a request's batch files as one all-string Spark temp view.
+"""Stage a request's batch files as one typed Spark temp view.
 
-Files are decoded in memory (never written decrypted to persistent disk), normalised to the
-table's columns, tagged with the row operation and a global sequence number, and handed to Spark
-either through Arrow (works on any cluster: the data travels through the driver) or, for a local
-master, as a Parquet file on a RAM-backed tmpfs, which Spark reads faster.
+Files are decoded in memory (never written decrypted to persistent disk) into typed Arrow
+columns (``typed_decode``: the value check happens here, before anything is written), tagged
+with the row operation and a global sequence number, and handed to Spark either through Arrow
+(works on any cluster: the data travels through the driver) or, for a local master, as a
+Parquet file on a RAM-backed tmpfs, which Spark reads faster.
 """
 
 from __future__ import annotations
@@ -16,35 +17,29 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spark_destination.model import FileKind, FileParams
+from spark_destination.model import FileParams
 from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
     SEQ_COLUMN,
-    RowOp,
     StageBatchOp,
     StagedFile,
 )
 from spark_destination.runtime import scratch
 from spark_destination.runtime.batch_files import read_batch_file
+from spark_destination.runtime.parquet_files import BatchFileReader
+from spark_destination.runtime.typed_decode import ROW_OP, DecodeSpec, decode_file
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-_ROW_OP = {
-    FileKind.REPLACE: RowOp.UPSERT,
-    FileKind.UPDATE: RowOp.UPDATE,
-    FileKind.DELETE: RowOp.DELETE,
-    FileKind.EARLIEST_START: RowOp.EARLIEST_START,
-}
 
 # RAM-backed on Linux: decrypted rows staged here never reach persistent storage.
 TMPFS = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
@@ -74,66 +69,68 @@ class StagedBatch:
     # Rows whose key occurs more than once in the batch (they need folding).
     repeated_rows: int = 0
 
-    def locate(self, seq: int) -> tuple[StagedFile, int]:
-        """The file and 1-based data row (header excluded) a sequence number came from."""
-        for span in self.spans:
-            if span.first_seq <= seq < span.first_seq + span.rows:
-                return span.file, seq - span.first_seq + 1
-        raise KeyError(seq)
 
-
-def _fill_value(kind: FileKind, params: FileParams) -> str:
-    """What a column absent from a file's header means for that kind of file."""
-    if kind is FileKind.UPDATE and params.unmodified_string:
-        return params.unmodified_string
-    return params.null_string
-
-
-def _normalise(
-    table: pa.Table, columns: Sequence[str], kind: FileKind, params: FileParams, first_seq: int
-) -> pa.Table:
-    rows = table.num_rows
-    fill = pa.scalar(_fill_value(kind, params), pa.string())
-    arrays = [
-        table.column(name) if name in table.column_names else pa.repeat(fill, rows)
-        for name in columns
-    ]
-    arrays.append(pa.repeat(pa.scalar(_ROW_OP[kind].value, pa.string()), rows))
-    arrays.append(pa.array(range(first_seq, first_seq + rows), pa.int64()))
-    return pa.Table.from_arrays(arrays, names=[*columns, OP_COLUMN, SEQ_COLUMN])
+def decode_spec(op: StageBatchOp, type_texts: tuple[tuple[str, str], ...] = ()) -> DecodeSpec:
+    return DecodeSpec(
+        columns=op.columns,
+        key=op.key,
+        null_string=op.null_string,
+        unmodified_string=op.unmodified_string,
+        required=op.required,
+        type_texts=type_texts,
+    )
 
 
 def decode_batch(
-    op: StageBatchOp, *, keys: Mapping[str, bytes], params: FileParams
+    op: StageBatchOp,
+    *,
+    keys: Mapping[str, bytes],
+    params: FileParams,
+    reader: BatchFileReader = read_batch_file,
+    type_texts: tuple[tuple[str, str], ...] = (),
 ) -> tuple[pa.Table, tuple[FileSpan, ...]]:
-    """Every file of ``op`` as one Arrow table of the view's columns, in processing order."""
+    """Every file of ``op`` as one typed Arrow table of the view's columns, in processing order.
+
+    Raises (naming file, data row, column and type) on the first file with a value that does
+    not fit, before any Spark work.
+    """
+    spec = decode_spec(op, type_texts)
+    names = [c.name for c in op.columns]
     parts: list[pa.Table] = []
     spans: list[FileSpan] = []
     seq = 0
     for staged in op.files:
-        table = read_batch_file(
-            staged.path, key=keys.get(staged.path), params=params, columns=op.columns
-        )
-        log.info("decoded %d row(s) from %s", table.num_rows, os.path.basename(staged.path))
-        parts.append(_normalise(table, op.columns, staged.kind, params, seq))
-        spans.append(FileSpan(file=staged, first_seq=seq, rows=table.num_rows))
-        seq += table.num_rows
-    schema = pa.schema(
-        [
-            *(pa.field(c, pa.string(), nullable=False) for c in op.columns),
+        raw = reader(staged.path, key=keys.get(staged.path), params=params, columns=names)
+        typed = decode_file(raw, spec=spec, kind=staged.kind, path=staged.path)
+        rows = typed.num_rows
+        log.info("decoded %d row(s) from %s", rows, os.path.basename(staged.path))
+        del raw
+        typed = typed.append_column(
             pa.field(OP_COLUMN, pa.string(), nullable=False),
+            pa.repeat(pa.scalar(ROW_OP[staged.kind].value, pa.string()), rows),
+        )
+        typed = typed.append_column(
             pa.field(SEQ_COLUMN, pa.int64(), nullable=False),
-        ]
+            pa.array(np.arange(seq, seq + rows, dtype=np.int64)),
+        )
+        parts.append(typed)
+        spans.append(FileSpan(file=staged, first_seq=seq, rows=rows))
+        seq += rows
+    schema = spec.schema()
+    schema = schema.append(pa.field(OP_COLUMN, pa.string(), nullable=False))
+    schema = schema.append(pa.field(SEQ_COLUMN, pa.int64(), nullable=False))
+    combined = pa.concat_tables(parts) if parts else schema.empty_table()
+    dup = (
+        duplicate_mask(combined, op.key)
+        if op.mark_repeated_keys
+        else pa.array(np.zeros(combined.num_rows, dtype=bool))
     )
-    combined = pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
-    combined = combined.append_column(
-        pa.field(DUP_COLUMN, pa.bool_(), nullable=False), duplicate_mask(combined, op.key)
-    )
+    combined = combined.append_column(pa.field(DUP_COLUMN, pa.bool_(), nullable=False), dup)
     return combined, tuple(spans)
 
 
 def duplicate_mask(table: pa.Table, key: Sequence[str]) -> pa.Array:
-    """True on rows whose raw key values occur on more than one row.
+    """True on rows whose (typed) key values occur on more than one row.
 
     Fivetran normally sends each key once per batch, so usually nothing is marked and the MERGE
     skips the (sort-based, costly) fold; the destination tester does repeat keys.
@@ -161,16 +158,29 @@ def choose_transport(session: SparkSession) -> Transport:
 class Stager:
     """Registers staged views on one session and removes them, and their files, afterwards."""
 
-    def __init__(self, session: SparkSession, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        session: SparkSession,
+        transport: Transport | None = None,
+        reader: BatchFileReader = read_batch_file,
+    ) -> None:
         self._session = session
         self._transport = transport or choose_transport(session)
+        self._reader = reader
         self._views: list[str] = []
         self._dirs: list[Path] = []
 
     def stage(
-        self, op: StageBatchOp, *, keys: Mapping[str, bytes], params: FileParams
+        self,
+        op: StageBatchOp,
+        *,
+        keys: Mapping[str, bytes],
+        params: FileParams,
+        type_texts: tuple[tuple[str, str], ...] = (),
     ) -> StagedBatch:
-        table, spans = decode_batch(op, keys=keys, params=params)
+        table, spans = decode_batch(
+            op, keys=keys, params=params, reader=self._reader, type_texts=type_texts
+        )
         match self._transport:
             case Transport.TMPFS_PARQUET:
                 folder = Path(tempfile.mkdtemp(prefix="staged-", dir=scratch.process_dir()))
@@ -182,9 +192,12 @@ class Stager:
                     table, folder / "batch.parquet", compression="NONE", row_group_size=1 << 16
                 )
                 self._session.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 20))
-                frame = self._session.read.parquet(str(folder))
+                # pyarrow writes proleptic Gregorian dates: read year-0001 values as written
+                # (Spark would otherwise refuse ancient dates from a file it did not write).
+                reader = self._session.read.option("datetimeRebaseMode", "CORRECTED")
+                frame = reader.parquet(str(folder))
             case Transport.ARROW:
-                frame = self._session.createDataFrame(table.to_pandas(), schema=_spark_schema(op))
+                frame = arrow_frame(self._session, table)
         frame.createOrReplaceTempView(op.view)
         self._views.append(op.view)
         repeated = pc.sum(table.column(DUP_COLUMN)).as_py() or 0
@@ -202,14 +215,66 @@ class Stager:
             self._dirs.clear()
 
 
-def _spark_schema(op: StageBatchOp) -> StructType:
-    from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+# Rows per Arrow batch sent to the JVM: each batch becomes one partition of the staged frame.
+_ARROW_BATCH_ROWS = 1 << 16
 
-    return StructType(
-        [
-            *(StructField(c, StringType(), nullable=False) for c in op.columns),
-            StructField(OP_COLUMN, StringType(), nullable=False),
-            StructField(SEQ_COLUMN, LongType(), nullable=False),
-            StructField(DUP_COLUMN, BooleanType(), nullable=False),
-        ]
+
+def arrow_frame(session: SparkSession, table: pa.Table) -> DataFrame:
+    """A DataFrame of the typed ``table``, sent through the driver as Arrow record batches.
+
+    This is what ``createDataFrame(pandas)`` does inside PySpark 3.5, minus pandas: pandas
+    turns a nullable int64 column into float64 (losing precision) and cannot hold year-9999
+    timestamps, and PySpark 3.5 takes no Arrow table. The staged Arrow types are exactly the
+    ones Spark's Arrow reader expects for the schema, so no value is converted on the way.
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql.pandas.serializers import ArrowStreamSerializer
+
+    live: Any = session  # PySpark's own (private) Arrow route, as createDataFrame uses it
+    jvm = live._jvm
+    batches = table.to_batches(max_chunksize=_ARROW_BATCH_ROWS) or [
+        pa.RecordBatch.from_pylist([], schema=table.schema)
+    ]
+    jiter = live._sc._serialize_to_jvm(
+        batches,
+        ArrowStreamSerializer(),
+        lambda path: jvm.PythonSQLUtils.readArrowStreamFromFile(path),
+        lambda: jvm.ArrowIteratorServer(),
+    )
+    schema = _spark_schema(table.schema)
+    return DataFrame(
+        jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), live._jsparkSession), session
+    )
+
+
+def _spark_schema(schema: pa.Schema) -> StructType:
+    from pyspark.sql import types as T  # noqa: N812
+
+    def spark_type(kind: pa.DataType) -> T.DataType:
+        if pa.types.is_boolean(kind):
+            return T.BooleanType()
+        if kind == pa.int16():
+            return T.ShortType()
+        if kind == pa.int32():
+            return T.IntegerType()
+        if kind == pa.int64():
+            return T.LongType()
+        if pa.types.is_decimal(kind):
+            return T.DecimalType(kind.precision, kind.scale)
+        if kind == pa.float32():
+            return T.FloatType()
+        if kind == pa.float64():
+            return T.DoubleType()
+        if pa.types.is_date(kind):
+            return T.DateType()
+        if pa.types.is_timestamp(kind):
+            return T.TimestampType() if kind.tz is not None else T.TimestampNTZType()
+        if pa.types.is_binary(kind):
+            return T.BinaryType()
+        if pa.types.is_string(kind):
+            return T.StringType()
+        raise TypeError(f"no Spark type for staged Arrow type {kind}")
+
+    return T.StructType(
+        [T.StructField(f.name, spark_type(f.type), nullable=f.nullable) for f in schema]
     )

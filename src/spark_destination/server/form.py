@@ -89,6 +89,15 @@ FIELDS: Final[tuple[Field, ...]] = (
         placeholder="spark.executor.memory=4g; spark.executor.cores=2",
     ),
     Field(
+        name="batch_file_format",
+        label="Batch file format",
+        description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
+        "Capabilities from the destination's start-up default).",
+        kind=Kind.DROPDOWN,
+        default=config.DEFAULT_BATCH_FILE_FORMAT,
+        choices=config.BATCH_FILE_FORMATS,
+    ),
+    Field(
         name="executor_memory",
         label="Executor memory",
         description="spark.executor.memory on a cluster, e.g. 4g. Fixed when the destination "

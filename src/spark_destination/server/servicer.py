@@ -71,7 +71,9 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
     def Capabilities(  # noqa: N802
         self, request: pb.CapabilitiesRequest, context: grpc.ServicerContext
     ) -> pb.CapabilitiesResponse:
-        return pb.CapabilitiesResponse(batch_file_format=pb.CSV)
+        # The request carries no configuration: the server's defaults (``serve`` flags) decide.
+        parquet = self._engine.config({}).batch_file_format == "parquet"
+        return pb.CapabilitiesResponse(batch_file_format=pb.PARQUET if parquet else pb.CSV)
 
     def Test(  # noqa: N802
         self, request: common.TestRequest, context: grpc.ServicerContext

@@ -17,15 +17,25 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import BinaryIO, Protocol, cast
+from typing import BinaryIO, Final, Protocol, cast
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import zstandard
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from spark_destination.model import Compression, Encryption, FileParams
+from spark_destination.model import Column, Compression, DataType, Encryption, FileKind, FileParams
 
-__all__ = ["new_key", "quote_field", "shuffled", "write_batch_file"]
+__all__ = [
+    "new_key",
+    "parquet_table",
+    "quote_field",
+    "shuffled",
+    "write_batch_file",
+    "write_parquet_batch_file",
+    "write_parquet_table",
+]
 
 KEY_BYTES = 32
 IV_BYTES = 16
@@ -142,3 +152,112 @@ def write_batch_file(
             aes.finish()
         else:
             _write_compressed(fh, params.compression, header, rows)
+
+
+# --- Parquet (protocol v2, reference §6.3) --------------------------------------------------
+
+# AvroParquetWriter's type conventions for Fivetran's Avro schema: these types are written
+# typed; instants, dates, date-times and times are strings (the documents' "Instant -> String",
+# "LocalDate -> String"; LocalDateTime is "UNSUPPORTED", so text too), text types are strings.
+_PARQUET_TYPED: Final = frozenset(
+    {
+        DataType.BOOLEAN,
+        DataType.SHORT,
+        DataType.INT,
+        DataType.LONG,
+        DataType.FLOAT,
+        DataType.DOUBLE,
+        DataType.DECIMAL,
+        DataType.BINARY,
+    }
+)
+_PARQUET_CODEC: Final = {
+    Compression.OFF: "NONE",
+    Compression.ZSTD: "ZSTD",
+    Compression.GZIP: "GZIP",
+}
+
+
+def parquet_table(
+    columns: Sequence[Column],
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    params: FileParams,
+) -> pa.Table:
+    """Text rows (as for ``write_batch_file``) as the Arrow table AvroParquetWriter would write.
+
+    Typed columns (see ``_PARQUET_TYPED``; Avro ``["null", T]`` unions, so optional) carry a
+    NULL for the null sentinel. A column holding the unmodified sentinel cannot be typed: it is
+    written as a string column, sentinels verbatim, as are instants, dates and text.
+    """
+    from spark_destination.runtime.typed_decode import DecodeSpec, arrow_type, decode_file
+
+    by_name = {c.name: c for c in columns}
+    texts = list(zip(*rows, strict=True)) if header else []
+    text_columns = {
+        name: pa.array(list(values) if texts else [], pa.string())
+        for name, values in zip(header, texts or [()] * len(header), strict=True)
+    }
+    arrays: list[pa.Array] = []
+    for name in header:
+        column = by_name[name]
+        text = text_columns[name]
+        sentinel_present = params.unmodified_string and params.unmodified_string in text.to_pylist()
+        if column.type not in _PARQUET_TYPED or sentinel_present:
+            arrays.append(text)
+            continue
+        plain = Column(name=name, type=column.type, decimal=column.decimal)
+        spec = DecodeSpec(
+            columns=(plain,), key=(), null_string=params.null_string or None, unmodified_string=None
+        )
+        typed = decode_file(pa.table({name: text}), spec=spec, kind=FileKind.REPLACE, path=name)
+        if column.type is DataType.SHORT:
+            # Avro has no 16-bit integer: Fivetran's Short is an Avro int (INT32).
+            arrays.append(typed.column(name).cast(pa.int32()))
+        else:
+            arrays.append(typed.column(name).cast(arrow_type(plain)))
+    return pa.table(arrays, names=list(header))
+
+
+def write_parquet_batch_file(
+    path: Path,
+    columns: Sequence[Column],
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    params: FileParams,
+    key: bytes | None,
+    rng: random.Random | None = None,
+) -> None:
+    """Write one Parquet batch file from text rows, the way Fivetran's Java writer does.
+
+    ``columns`` gives each header name its Fivetran type (``parquet_table``). The Parquet file
+    compresses internally with ``params.compression`` (ZSTD, GZIP or none) and is then
+    encrypted as CSV files are (16-byte IV prefix, PKCS#7).
+    """
+    table = parquet_table(columns, header, rows, params=params)
+    write_parquet_table(path, table, params=params, key=key, rng=rng)
+
+
+def write_parquet_table(
+    path: Path,
+    table: pa.Table,
+    *,
+    params: FileParams,
+    key: bytes | None,
+    rng: random.Random | None = None,
+) -> None:
+    """Write an Arrow table as a (possibly encrypted) Parquet batch file."""
+    buffer = io.BytesIO()
+    # Parquet format 1.0 data pages and no statistics quirks: AvroParquetWriter's defaults.
+    pq.write_table(table, buffer, compression=_PARQUET_CODEC[params.compression])
+    data = buffer.getvalue()
+    with open(path, "wb") as fh:
+        if params.encryption is Encryption.AES:
+            iv = rng.randbytes(IV_BYTES) if rng is not None else os.urandom(IV_BYTES)
+            aes = _AesWriter(fh, _check_key(key), iv)
+            aes.write(data)
+            aes.finish()
+        else:
+            fh.write(data)

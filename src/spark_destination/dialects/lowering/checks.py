@@ -17,28 +17,20 @@ from spark_destination.dialects.lowering.common import (
     alias,
     col,
     is_null,
-    is_sentinel,
     number,
-    op_is,
-    text,
     timestamp,
 )
-from spark_destination.dialects.quoting import ident
 from spark_destination.model import Column
 from spark_destination.planner.ir import (
-    SEQ_COLUMN,
     CheckConversionsOp,
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
-    CheckValuesOp,
     ColumnChange,
 )
 from spark_destination.rendered import CheckOutput, OutputKind, Statement
 
-CheckOp = (
-    CheckValuesOp | CheckLiteralOp | CheckHistoryStartOp | CheckConversionsOp | CheckUniqueKeyOp
-)
+CheckOp = CheckLiteralOp | CheckHistoryStartOp | CheckConversionsOp | CheckUniqueKeyOp
 
 # Output names; the ``__sd_`` prefix cannot collide with Fivetran columns.
 _NOTHING: Final = "check_none"
@@ -49,7 +41,7 @@ _DUPLICATES: Final = "__sd_duplicate_keys"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputsContext:
-    """A one-row query over ``view`` (a staged view or a table)."""
+    """A one-row query over ``view`` (a table)."""
 
     outputs: list[str]
     view: str
@@ -79,10 +71,6 @@ class UniqueKeyContext:
 def lower_check(r: Renderer, op: CheckOp) -> Statement:
     context: object
     match op:
-        case CheckValuesOp():
-            when = " (runs only if the next statement fails: names the bad value)"
-            summary = f"check values staged in {op.view!r}{when if op.deferred else ''}"
-            return _check_values(r, op, summary)
         case CheckLiteralOp():
             bad = values.invalid(r.dialect, exp.Literal.string(op.value), op.column)
             output = alias(exp.false() if bad is None else bad, _BAD)
@@ -123,47 +111,6 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
 
 def _output(r: Renderer, kind: OutputKind, column: Column) -> CheckOutput:
     return CheckOutput(kind=kind, column=column, sql_type=r.dialect.type_text(column))
-
-
-def _bad_value(r: Renderer, op: CheckValuesOp, column: Column) -> exp.Expr | None:
-    """True on a staged row whose ``column`` cannot be stored; None when every row can."""
-    raw = col(column.name)
-    bad_value = values.invalid(r.dialect, raw, column)
-    either = exp.or_(is_sentinel(raw, op.null_string), is_sentinel(raw, op.unmodified_string))
-    if column.name in op.key:
-        return either if bad_value is None else exp.or_(either, bad_value)
-    required = op.required_ops(column.name)
-    if bad_value is None and not required:
-        return None
-    sentinels = [s for s in (op.null_string, op.unmodified_string) if s is not None]
-    predicate: exp.Expr = (
-        exp.false()
-        if bad_value is None
-        else exp.and_(*(exp.NEQ(this=raw.copy(), expression=text(s)) for s in sentinels), bad_value)
-    )
-    if required:
-        missing = exp.and_(op_is(*required), either)
-        predicate = missing if bad_value is None else exp.or_(missing, predicate)
-    return predicate
-
-
-def _check_values(r: Renderer, op: CheckValuesOp, summary: str) -> Statement:
-    outputs: list[str] = []
-    layout: list[CheckOutput] = []
-    for index, column in enumerate(op.columns):
-        predicate = _bad_value(r, op, column)
-        if predicate is None:
-            continue
-        first = exp.Min(this=exp.Case(ifs=[exp.If(this=predicate, true=col(SEQ_COLUMN))]))
-        outputs.append(r.sql(alias(first, f"check_{index}")))
-        layout.append(_output(r, OutputKind.FIRST_BAD_ROW, column))
-    if not outputs:
-        # Every column accepts any text: a constant query keeps the runtime contract simple.
-        nothing = exp.Min(this=exp.Case(ifs=[exp.If(this=exp.false(), true=col(SEQ_COLUMN))]))
-        outputs.append(r.sql(alias(nothing, _NOTHING)))
-        layout.append(CheckOutput(kind=OutputKind.NOTHING))
-    sql = r.template("check_values", OutputsContext(outputs=outputs, view=ident(op.view)))
-    return r.statement(op, sql, summary, layout=tuple(layout))
 
 
 def _stored_value(r: Renderer, change: ColumnChange) -> exp.Expr:

@@ -150,31 +150,6 @@ class Renderer:
             return exp.cast(exp.Null(), self.dialect.sql_type(column))
         return self.decode(exp.Literal.string(value), column)
 
-    def value(
-        self,
-        raw: exp.Expr,
-        column: Column,
-        *,
-        null_string: str | None,
-        unmodified_string: str | None,
-        unmodified: exp.Expr,
-    ) -> exp.Expr:
-        """``unmodified`` for the unmodified sentinel, NULL for the null sentinel, else the
-        value. A value that cannot be stored fails the statement: the cast raises (ANSI mode),
-        and text a cast would accept but the column must refuse raises through ``RAISE_ERROR``.
-        """
-        ifs = []
-        if unmodified_string is not None:
-            ifs.append(exp.If(this=is_sentinel(raw, unmodified_string), true=unmodified))
-        if null_string is not None:
-            ifs.append(exp.If(this=is_sentinel(raw, null_string), true=exp.Null()))
-        refused = values.unrepresentable(self.dialect, raw, column)
-        if refused is not None:
-            message = f"a value does not fit column {column.name}"
-            ifs.append(exp.If(this=refused, true=raise_error(message)))
-        decoded = self.decode(raw, column)
-        return exp.Case(ifs=ifs, default=decoded) if ifs else decoded
-
 
 def col(name: str, table: str | None = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
@@ -194,17 +169,6 @@ def alias(expression: exp.Expr, name: str) -> exp.Expr:
 
 def is_null(expression: exp.Expr) -> exp.Expr:
     return exp.Is(this=expression.copy(), expression=exp.Null())
-
-
-def is_sentinel(raw: exp.Expr, sentinel: str | None) -> exp.Expr:
-    """``raw`` equals the sentinel (always false when the producer set none)."""
-    if sentinel is None:
-        return exp.false()
-    return exp.EQ(this=raw.copy(), expression=text(sentinel))
-
-
-def raise_error(message: str) -> exp.Expr:
-    return exp.func("RAISE_ERROR", text(message))
 
 
 def op_is(*ops: RowOp, table: str | None = None) -> exp.Expr:

@@ -1,5 +1,9 @@
 """Lowering of a WriteBatch: one MERGE applies every upsert, update and delete of the batch.
 
+The MERGE reads the typed staged view (``StageBatchOp``): values are typed, the null sentinel
+is NULL and "unmodified" is a boolean mask column, so no value is compared with a sentinel or
+cast from text, as in a bare MERGE from a typed view.
+
 The statement is rendered in two forms: with the branch that folds a repeated key's staged
 rows into one source row, and without it (``Form.UNIQUE_KEYS``), which the runtime runs when
 staging found no repeated key, the usual case.
@@ -19,14 +23,20 @@ from spark_destination.dialects.lowering.common import (
     alias,
     assign,
     col,
-    is_sentinel,
     keys_equal,
-    raise_error,
     text,
 )
 from spark_destination.dialects.quoting import ident
 from spark_destination.model import Column
-from spark_destination.planner.ir import DUP_COLUMN, OP_COLUMN, SEQ_COLUMN, MergeBatchOp, RowOp
+from spark_destination.planner.ir import (
+    DUP_COLUMN,
+    OP_COLUMN,
+    SEQ_COLUMN,
+    MergeBatchOp,
+    RowOp,
+    masked_columns,
+    unmodified_column,
+)
 from spark_destination.rendered import Form, Statement
 
 
@@ -37,7 +47,7 @@ class MergeBatchContext:
     source: str
     batch: str
     view: str
-    # The staged rows with key columns decoded (other columns stay raw until the MERGE).
+    # The staged (typed) columns: key, values, unmodified masks.
     decoded: list[str]
     op: str
     seq: str
@@ -63,23 +73,6 @@ def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
     return r.statement(op, folding, summary, forms=((Form.UNIQUE_KEYS, unique),))
 
 
-def _key_value(r: Renderer, column: Column, op: MergeBatchOp) -> exp.Expr:
-    """A key column's value; a sentinel in a key column fails the statement."""
-    raw = col(column.name)
-    sentinels = [s for s in (op.null_string, op.unmodified_string) if s is not None]
-    if not sentinels:
-        return r.decode(raw, column)
-    return exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.or_(*(is_sentinel(raw, s) for s in sentinels)),
-                true=raise_error(f"key column {column.name} is NULL"),
-            )
-        ],
-        default=r.decode(raw, column),
-    )
-
-
 def _fold_op() -> exp.Expr:
     """A folded key's op: delete if any row deletes, else upsert if any upserts, else update."""
     row_op = col(OP_COLUMN)
@@ -96,62 +89,51 @@ def _fold_op() -> exp.Expr:
 
 
 def _folded(
-    r: Renderer, op: MergeBatchOp, key_columns: list[Column], value_columns: list[Column]
-) -> list[str]:
-    """The key, then per column the latest value that is not "unmodified" (none at all:
-    unmodified)."""
+    op: MergeBatchOp, key_columns: list[Column], value_columns: list[Column]
+) -> list[exp.Expr]:
+    """The key, then per column the latest value that is not "unmodified", then the masks
+    (every row unmodified: still unmodified). MAX_BY keeps a NULL value, so a later NULL
+    (the null sentinel) wins over an earlier value."""
     seq = col(SEQ_COLUMN)
-    folded = [ident(c.name) for c in key_columns]
+    masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
+    folded: list[exp.Expr] = [col(c.name) for c in key_columns]
+    masks: list[exp.Expr] = []
     for column in value_columns:
-        raw = col(column.name)
-        last: exp.Expr = exp.func("MAX_BY", raw.copy(), seq.copy())
-        if op.unmodified_string is not None:
-            last = exp.Coalesce(
-                this=exp.Filter(
-                    this=last,
-                    expression=exp.Where(
-                        this=exp.NEQ(this=raw.copy(), expression=text(op.unmodified_string))
-                    ),
-                ),
-                expressions=[text(op.unmodified_string)],
-            )
-        folded.append(r.sql(alias(last, column.name)))
-    return folded
+        last: exp.Expr = exp.func("MAX_BY", col(column.name), seq.copy())
+        if column.name in masked:
+            mask = col(unmodified_column(column.name))
+            last = exp.Filter(this=last, expression=exp.Where(this=exp.not_(mask.copy())))
+            masks.append(alias(exp.Min(this=mask), unmodified_column(column.name)))
+        folded.append(alias(last, column.name))
+    return folded + masks
+
+
+def _value(op: MergeBatchOp, column: Column, masked: set[str], kept: exp.Expr) -> exp.Expr:
+    """The staged (typed) value of ``column`` in the source, or ``kept`` where unmodified."""
+    source = col(column.name, SOURCE_ALIAS)
+    if column.name not in masked:
+        return source
+    mask = col(unmodified_column(column.name), SOURCE_ALIAS)
+    return exp.Case(ifs=[exp.If(this=mask, true=kept)], default=source)
 
 
 def _context(r: Renderer, op: MergeBatchOp, *, fold: bool) -> MergeBatchContext:
     key_columns = [c for c in op.columns if c.name in op.key]
     value_columns = [c for c in op.columns if c.name not in op.key]
-    decoded = [r.sql(alias(_key_value(r, c, op), c.name)) for c in key_columns] + [
-        ident(c.name) for c in value_columns
+    masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
+    decoded = [ident(c.name) for c in (*key_columns, *value_columns)] + [
+        ident(unmodified_column(c.name)) for c in value_columns if c.name in masked
     ]
-    assignments = []
-    for column in value_columns:
-        value = r.value(
-            col(column.name, SOURCE_ALIAS),
-            column,
-            null_string=op.null_string,
-            unmodified_string=op.unmodified_string,
-            unmodified=col(column.name, TARGET_ALIAS),
-        )
-        assignments.append(r.sql(assign(column.name, value)))
+    assignments = [
+        r.sql(assign(c.name, _value(op, c, masked, col(c.name, TARGET_ALIAS))))
+        for c in value_columns
+    ]
     insert_columns: list[str] = []
     insert_values: list[str] = []
     if op.has_upserts:
-        for column in op.columns:
-            source = col(column.name, SOURCE_ALIAS)
-            insert_columns.append(ident(column.name))
-            if column.name in op.key:
-                insert_values.append(r.sql(source))
-                continue
-            value = r.value(
-                source,
-                column,
-                null_string=op.null_string,
-                unmodified_string=op.unmodified_string,
-                unmodified=exp.Null(),
-            )
-            insert_values.append(r.sql(value))
+        # An unmodified value is staged as NULL: a new row gets NULL there.
+        insert_columns = [ident(c.name) for c in op.columns]
+        insert_values = [r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns]
     dup = col(DUP_COLUMN)
     return MergeBatchContext(
         table=r.table(op.table),
@@ -165,7 +147,7 @@ def _context(r: Renderer, op: MergeBatchOp, *, fold: bool) -> MergeBatchContext:
         fold=fold,
         unique=r.sql(exp.not_(dup)),
         repeated=r.sql(dup),
-        folded=_folded(r, op, key_columns, value_columns),
+        folded=[r.sql(e) for e in _folded(op, key_columns, value_columns)],
         fold_op=r.sql(alias(_fold_op(), OP_COLUMN)),
         key=[ident(c.name) for c in key_columns],
         on=r.sql(keys_equal([c.name for c in key_columns], TARGET_ALIAS, SOURCE_ALIAS)),

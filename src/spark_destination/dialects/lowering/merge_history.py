@@ -23,7 +23,6 @@ from spark_destination.dialects.lowering.common import (
     assign,
     col,
     is_null,
-    is_sentinel,
     keys_equal,
     number,
     op_is,
@@ -31,7 +30,14 @@ from spark_destination.dialects.lowering.common import (
 )
 from spark_destination.dialects.quoting import ident
 from spark_destination.model import Column
-from spark_destination.planner.ir import OP_COLUMN, SEQ_COLUMN, MergeHistoryOp, RowOp
+from spark_destination.planner.ir import (
+    OP_COLUMN,
+    SEQ_COLUMN,
+    MergeHistoryOp,
+    RowOp,
+    masked_columns,
+    unmodified_column,
+)
 from spark_destination.rendered import Statement
 
 # Names used inside the MERGE source; the ``__sd_`` prefix cannot collide with Fivetran columns.
@@ -193,29 +199,17 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
 
 
 def _rows(r: Renderer, shape: _Shape) -> RowsCte:
-    """1. The staged rows with keys and start typed, every other column as a one-element
-    array of its typed value, NULL when unmodified (so a genuine NULL is not "unmodified")."""
+    """1. The staged (typed) rows, every value column as a one-element array of its value,
+    NULL when unmodified (so a genuine NULL is not "unmodified"); an unmodified start is
+    staged as NULL."""
     op = shape.op
-    select = [r.sql(alias(r.decode(col(c.name), c), c.name)) for c in shape.keys]
-    start = r.value(
-        col(shape.start.name),
-        shape.start,
-        null_string=op.null_string,
-        unmodified_string=op.unmodified_string,
-        unmodified=exp.Null(),
-    )
-    select.append(r.sql(alias(start, shape.start.name)))
+    masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
+    select = [ident(c.name) for c in (*shape.keys, shape.start)]
     for column in shape.values:
-        raw = col(column.name)
-        typed = r.value(
-            raw, column, null_string=op.null_string, unmodified_string=None, unmodified=exp.Null()
-        )
-        wrapped: exp.Expr = exp.Array(expressions=[typed])
-        if op.unmodified_string is not None:
-            wrapped = exp.Case(
-                ifs=[exp.If(this=is_sentinel(raw, op.unmodified_string), true=exp.Null())],
-                default=wrapped,
-            )
+        wrapped: exp.Expr = exp.Array(expressions=[col(column.name)])
+        if column.name in masked:
+            mask = col(unmodified_column(column.name))
+            wrapped = exp.Case(ifs=[exp.If(this=mask, true=exp.Null())], default=wrapped)
         select.append(r.sql(alias(wrapped, column.name)))
     select += [ident(OP_COLUMN), ident(SEQ_COLUMN)]
     return RowsCte(name=ident(ROWS), view=ident(op.view), select=select)

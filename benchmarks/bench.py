@@ -1,0 +1,477 @@
+"""Benchmark: the connector against the bare-engine floor, in one run on one warm Spark session.
+
+Prints figures and ratios; asserts nothing. The "floor" is the same MERGE statement the
+connector runs, from the batch already decoded, staged (typed) and cached in Spark: what is
+left when decryption, decompression, parsing, typing and staging cost nothing. Every measured
+write starts from the same table state (Iceberg ``rollback_to_snapshot`` between runs).
+
+Figures (issue 9's table): N-row upsert WriteBatch into an N-row table (median of warm runs,
+and over the floor's median and first run); mixed (60 % replace, 25 % update with unmodified
+columns, 15 % delete); N-version WriteHistoryBatch over the N-row upsert; small batch (100
+replace, 10 update, 10 delete) p50 on a big table over the bare small MERGE, and big over a
+table 10x smaller; Parquet over CSV upsert; peak RSS (this process and the JVM) of the
+connector over the floor; decrypt + decompress + parse (+ typing) throughput; growth of time
+and memory with N.
+
+Usage:
+    .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
+    .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
+    .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from spark_destination.config import parse_config
+from spark_destination.dialects.quoting import qualified, string_literal
+from spark_destination.dialects.render import render
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine import Engine, SessionProvider
+from spark_destination.model import Column, DataType, DecimalParams, FileKind, FileParams, Table
+from spark_destination.planner.history import plan_write_history_batch
+from spark_destination.planner.ir import MergeBatchOp, MergeHistoryOp, Plan, StageBatchOp
+from spark_destination.planner.write import plan_write_batch
+from spark_destination.rendered import Form
+from spark_destination.requests import (
+    CreateTableRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
+from spark_destination.runtime.batch_files import read_batch_file
+from spark_destination.runtime.executor import Executor
+from spark_destination.runtime.staging import Stager, decode_spec
+from spark_destination.runtime.typed_decode import decode_file
+from spark_destination.testing.batch_writer import (
+    new_key,
+    write_batch_file,
+    write_parquet_batch_file,
+)
+
+NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
+PARAMS = FileParams(null_string=NULL, unmodified_string=UNMOD)
+TMAX = "9999-12-31T23:59:59.999Z"
+SCHEMA = "bench"
+COLUMNS = (
+    Column(name="id", type=DataType.LONG, primary_key=True),
+    Column(name="qty", type=DataType.INT),
+    Column(name="price", type=DataType.DECIMAL, decimal=DecimalParams(precision=18, scale=4)),
+    Column(name="score", type=DataType.DOUBLE),
+    Column(name="name", type=DataType.STRING),
+    Column(name="city", type=DataType.STRING),
+    Column(name="day", type=DataType.NAIVE_DATE),
+    Column(name="active", type=DataType.BOOLEAN),
+    Column(name="updated_at", type=DataType.UTC_DATETIME),
+    Column(name="note", type=DataType.STRING),
+    Column(name="_fivetran_synced", type=DataType.UTC_DATETIME),
+    Column(name="_fivetran_deleted", type=DataType.BOOLEAN),
+)
+HEADER = [c.name for c in COLUMNS]
+HISTORY = (
+    *COLUMNS[:-1],
+    Column(name="_fivetran_start", type=DataType.UTC_DATETIME, primary_key=True),
+    Column(name="_fivetran_end", type=DataType.UTC_DATETIME),
+    Column(name="_fivetran_active", type=DataType.BOOLEAN),
+)
+CITIES = ["Berlin", "Lisbon", "São Paulo", "New York, NY", 'The "Hague"']
+
+
+def row(i: int, rng: random.Random, synced: str = "2024-06-01T12:00:00.000Z") -> list[str]:
+    return [
+        str(i),
+        str(rng.randint(0, 1000)),
+        f"{rng.random() * 1000:.4f}",
+        repr(rng.random()),
+        f"customer number {i}",
+        CITIES[i % 5],
+        f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
+        "true" if i % 2 else "false",
+        f"2024-05-{1 + i % 28:02d}T{i % 24:02d}:00:00.{i % 1000:03d}Z",
+        "note" if i % 3 else NULL,
+        synced,
+        "false",
+    ]
+
+
+def update_row(i: int, rng: random.Random) -> list[str]:
+    """Half the columns unmodified."""
+    full = row(i, rng, "2024-07-01T12:00:00.000Z")
+    return [v if n % 2 == 0 or n == 0 else UNMOD for n, v in enumerate(full)]
+
+
+class Files:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.keys: dict[str, bytes] = {}
+        self.count = 0
+
+    def write(
+        self,
+        rows: Sequence[Sequence[str]],
+        header: Sequence[str] = HEADER,
+        *,
+        parquet: bool = False,
+        columns: Sequence[Column] = COLUMNS,
+    ) -> str:
+        self.count += 1
+        path = self.folder / f"f{self.count}.{'parquet' if parquet else 'csv'}.aes"
+        key = new_key()
+        if parquet:
+            write_parquet_batch_file(path, columns, header, rows, params=PARAMS, key=key)
+        else:
+            write_batch_file(path, header, rows, params=PARAMS, key=key)
+        self.keys[str(path)] = key
+        return str(path)
+
+
+# --- Process-tree memory: peak RSS of this process and its JVM child, reset per phase -----
+
+
+def _tree() -> list[int]:
+    pids, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except OSError:
+            continue
+    return pids
+
+
+def reset_peak() -> None:
+    for pid in _tree():
+        try:
+            with open(f"/proc/{pid}/clear_refs", "w") as fh:
+                fh.write("5")  # resets VmHWM to the current RSS
+        except OSError:
+            pass
+
+
+def peak_gib() -> float:
+    total = 0
+    for pid in _tree():
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 2**20
+
+
+# --- The bench ----------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, folder: Path) -> None:
+        self.files = Files(folder)
+        configuration = {"warehouse": str(folder / "warehouse")}
+        self.config = parse_config(configuration)
+        self.csv = Engine(SessionProvider.embedded(), defaults=configuration)
+        started = time.perf_counter()
+        self.session = self.csv.sessions.root(self.config)
+        print(f"spark start-up: {time.perf_counter() - started:.1f} s")
+        self.parquet = Engine(
+            SessionProvider.shared(self.session, self.config),
+            defaults={**configuration, "batch_file_format": "parquet"},
+        )
+
+    def table(self, name: str, columns: Sequence[Column] = COLUMNS) -> Table:
+        table = Table(name=name, columns=tuple(columns))
+        self.csv.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+        return table
+
+    def snapshot(self, table: Table) -> int:
+        name = qualified(self.config.catalog, SCHEMA, table.name)
+        rows = self.session.table(name + ".snapshots").orderBy("committed_at").collect()
+        return int(rows[-1]["snapshot_id"])
+
+    def rollback(self, table: Table, snapshot: int, session: SparkSession | None = None) -> None:
+        """Back to ``snapshot``, through the session that writes next (its catalog caches the
+        table: a rollback elsewhere would leave it committing on a snapshot no longer current).
+        """
+        ident = string_literal(f"{SCHEMA}.{table.name}")
+        procedure = f"{self.config.catalog}.system.rollback_to_snapshot"  # catalog name: validated
+        (session or self.session).sql(f"CALL {procedure}({ident}, {snapshot})").collect()  # noqa: S608
+
+    def request(self, table: Table, **files: Sequence[str]) -> WriteBatchRequest:
+        return WriteBatchRequest(
+            schema=SCHEMA,
+            table=table,
+            file_params=PARAMS,
+            keys=self.files.keys,
+            **{f"{k}_files": tuple(v) for k, v in files.items()},  # type: ignore[arg-type]
+        )
+
+    def timed_write(self, engine: Engine, request: WriteBatchRequest) -> float:
+        started = time.perf_counter()
+        engine.write_batch({}, request)
+        return time.perf_counter() - started
+
+    def floor(
+        self, plan: Plan, runs: int, table: Table, snapshot: int
+    ) -> tuple[list[float], float]:
+        """The plan's MERGE from its batch staged and cached: run times and peak memory."""
+        stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
+        merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
+        (statement,) = render(merge_op, SPARK_ICEBERG)
+        # No key repeats in these batches: the runtime runs the MERGE without the fold too.
+        sql = statement.form(Form.UNIQUE_KEYS) or statement.sql
+        assert sql is not None
+        session = self.csv.sessions.for_request(self.config)
+        stager = Stager(session)
+        times = []
+        try:
+            stager.stage(stage, keys=self.files.keys, params=PARAMS)
+            session.table(stage.view).cache().count()
+            executor = Executor(session)
+            reset_peak()
+            for _ in range(runs):
+                started = time.perf_counter()
+                executor.sql(sql, what="floor merge")
+                times.append(time.perf_counter() - started)
+                self.rollback(table, snapshot, session)
+            memory = peak_gib()
+        finally:
+            session.catalog.clearCache()
+            stager.cleanup()
+        return times, memory
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:  # noqa: PLR0915 - one linear script
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--full", action="store_true", help="N=1M, small tables 165k/1.65M")
+    parser.add_argument("--rows", type=int, help="N (default 100k, 1M with --full)")
+    parser.add_argument("--small-table", type=int, help="big small-batch table (1.65M / 165k)")
+    parser.add_argument("--runs", type=int, default=3, help="warm runs per figure")
+    parser.add_argument("--small-runs", type=int, default=7)
+    parser.add_argument("--growth", help="comma-separated sizes (default 10k,100k[,1M])")
+    args = parser.parse_args()
+    n = args.rows or (1_000_000 if args.full else 100_000)
+    big_table = args.small_table or (1_650_000 if args.full else 165_000)
+    growth = (
+        [int(s) for s in args.growth.split(",")]
+        if args.growth
+        else ([10_000, 100_000, 1_000_000] if args.full else [10_000, 100_000])
+    )
+    rng = random.Random(9)
+    figures: list[tuple[str, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="sd-bench-") as tmp:
+        bench = Bench(Path(tmp))
+        files = bench.files
+
+        # Warm-up: the first MERGE and file read of a JVM pay JIT start-up.
+        warm = bench.table("warm")
+        bench.csv.write_batch(
+            {}, bench.request(warm, replace=[files.write([row(i, rng) for i in range(2000)])])
+        )
+
+        # Throughput of decrypt + decompress + parse (and typing) of one N-row file.
+        upsert_rows = [row(i, rng) for i in range(n // 2, n + n // 2)]
+        upsert_csv = files.write(upsert_rows)
+        plain = sum(len(",".join(r)) + 1 for r in upsert_rows) / 1e6
+        started = time.perf_counter()
+        raw = read_batch_file(upsert_csv, key=files.keys[upsert_csv], params=PARAMS, columns=HEADER)
+        parse = time.perf_counter() - started
+        spec = decode_spec(
+            plan_write_batch(bench.request(warm, replace=[upsert_csv]), warm, catalog="lake").ops[0]
+        )  # type: ignore[arg-type]
+        started = time.perf_counter()
+        decode_file(raw, spec=spec, kind=FileKind.REPLACE, path=upsert_csv)
+        typing = time.perf_counter() - started
+        del raw
+        print(f"batch file: {n:,} rows, {plain:.0f} MB of CSV ({plain * 1e6 / n:.0f} B/row)")
+
+        # 1. Upsert N rows (half new) into an N-row table; connector vs floor.
+        target = bench.table("upsert")
+        bench.csv.write_batch(
+            {}, bench.request(target, replace=[files.write([row(i, rng) for i in range(n)])])
+        )
+        base = bench.snapshot(target)
+        request = bench.request(target, replace=[upsert_csv])
+        reset_peak()
+        connector = []
+        for _ in range(args.runs):
+            connector.append(bench.timed_write(bench.csv, request))
+            bench.rollback(target, base)
+        connector_memory = peak_gib()
+        plan = plan_write_batch(request, target, catalog=bench.config.catalog)
+        floor, floor_memory = bench.floor(plan, args.runs, target, base)
+        figures.append(
+            (f"{n:,} upsert WriteBatch ÷ floor (median)", median(connector), median(floor))
+        )
+        figures.append(
+            (f"{n:,} upsert WriteBatch ÷ floor's first run", median(connector), floor[0])
+        )
+        figures.append(("peak RSS, connector ÷ bare engine (GiB)", connector_memory, floor_memory))
+        upsert_median = median(connector)
+
+        # Parquet batch files of the same rows.
+        upsert_parquet = files.write(upsert_rows, parquet=True)
+        parquet_request = bench.request(target, replace=[upsert_parquet])
+        parquet = []
+        for _ in range(args.runs):
+            parquet.append(bench.timed_write(bench.parquet, parquet_request))
+            bench.rollback(target, base)
+        figures.append((f"Parquet {n:,} upsert ÷ CSV {n:,} upsert", median(parquet), upsert_median))
+
+        # 2. Mixed: 60 % replace (half new), 25 % update (half the columns unmodified), 15 % delete.
+        ids = list(range(n))
+        rng.shuffle(ids)
+        # Disjoint key sets (the floor runs without the fold): half the replaced keys are new.
+        replace_ids = [i if k % 2 else n + i for k, i in enumerate(ids[: n * 6 // 10])]
+        update_ids = ids[n * 6 // 10 : n * 85 // 100]
+        delete_ids = ids[n * 85 // 100 :]
+        mixed = bench.request(
+            target,
+            replace=[files.write([row(i, rng) for i in replace_ids])],
+            update=[files.write([update_row(i, rng) for i in update_ids])],
+            delete=[files.write([row(i, rng) for i in delete_ids])],
+        )
+        connector = []
+        for _ in range(args.runs):
+            connector.append(bench.timed_write(bench.csv, mixed))
+            bench.rollback(target, base)
+        plan = plan_write_batch(mixed, target, catalog=bench.config.catalog)
+        floor, _ = bench.floor(plan, args.runs, target, base)
+        figures.append((f"{n:,} mixed WriteBatch ÷ floor", median(connector), median(floor)))
+
+        # 3. History: N new versions (earliest-start + update, half unmodified) on N versions.
+        history = bench.table("history", HISTORY)
+        hist_header = [c.name for c in HISTORY]
+        start1, start2 = "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"
+        load = [[*row(i, rng)[:-1], start1, TMAX, "true"] for i in range(n)]
+        history_request = WriteHistoryBatchRequest(
+            schema=SCHEMA,
+            table=history,
+            earliest_start_files=(
+                files.write([[str(i), start1] for i in range(n)], ["id", "_fivetran_start"]),
+            ),
+            replace_files=(files.write(load, hist_header),),
+            file_params=PARAMS,
+            keys=files.keys,
+        )
+        bench.csv.write_history_batch({}, history_request)
+        base_history = bench.snapshot(history)
+        updates = [[*update_row(i, rng)[:-1], start2, TMAX, "true"] for i in range(n)]
+        history_request = WriteHistoryBatchRequest(
+            schema=SCHEMA,
+            table=history,
+            earliest_start_files=(
+                files.write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"]),
+            ),
+            update_files=(files.write(updates, hist_header),),
+            file_params=PARAMS,
+            keys=files.keys,
+        )
+        connector = []
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            bench.csv.write_history_batch({}, history_request)
+            connector.append(time.perf_counter() - started)
+            bench.rollback(history, base_history)
+        figures.append(
+            (
+                f"{n:,}-version WriteHistoryBatch ÷ {n:,} upsert WriteBatch",
+                median(connector),
+                upsert_median,
+            )
+        )
+        hist_plan = plan_write_history_batch(history_request, history, catalog=bench.config.catalog)
+        floor, _ = bench.floor(hist_plan, 1, history, base_history)
+        figures.append(
+            (f"{n:,}-version WriteHistoryBatch ÷ its floor (one run)", median(connector), floor[0])
+        )
+
+        # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table.
+        small_p50: dict[int, float] = {}
+        small_floor: dict[int, float] = {}
+        for size in (big_table // 10, big_table):
+            table = bench.table(f"small_{size}")
+            bench.csv.write_batch(
+                {}, bench.request(table, replace=[files.write([row(i, rng) for i in range(size)])])
+            )
+            start = bench.snapshot(table)
+            times = []
+            request = None
+            for _ in range(args.small_runs):
+                picks = rng.sample(range(size), 20)
+                first = rng.randrange(size)
+                request = bench.request(
+                    table,
+                    replace=[files.write([row(first + i, rng) for i in range(100)])],
+                    update=[files.write([update_row(i, rng) for i in picks[:10]])],
+                    delete=[files.write([row(i, rng) for i in picks[10:]])],
+                )
+                times.append(bench.timed_write(bench.csv, request))
+                bench.rollback(table, start)
+            small_p50[size] = median(times)
+            assert request is not None
+            plan = plan_write_batch(request, table, catalog=bench.config.catalog)
+            floor, _ = bench.floor(plan, args.small_runs, table, start)
+            small_floor[size] = median(floor)
+        figures.append(
+            (
+                f"small batch p50 at {big_table:,} rows ÷ bare small MERGE",
+                small_p50[big_table],
+                small_floor[big_table],
+            )
+        )
+        figures.append(
+            (
+                f"small batch p50 at {big_table:,} ÷ at {big_table // 10:,} rows",
+                small_p50[big_table],
+                small_p50[big_table // 10],
+            )
+        )
+
+        # 5. Growth: one upsert (into an empty table) per size, time and peak memory.
+        growth_lines = []
+        for size in growth:
+            table = bench.table(f"growth_{size}")
+            path = files.write([row(i, rng) for i in range(size)])
+            reset_peak()
+            seconds = bench.timed_write(bench.csv, bench.request(table, replace=[path]))
+            growth_lines.append((size, seconds, peak_gib()))
+
+        print()
+        print("figure | connector | floor/other | ratio")
+        print("---|---|---|---")
+        for name, left, right in figures:
+            print(f"{name} | {left:.2f} | {right:.2f} | {left / right:.2f}")
+        print(
+            f"decrypt + decompress + parse | {plain / parse:.0f} MB/s of CSV ({parse:.2f} s) | | "
+        )
+        print(
+            f"... + typing (typed_decode) | {plain / (parse + typing):.0f} MB/s "
+            f"({typing:.2f} s typing) | | "
+        )
+        print()
+        print("growth: rows | upsert into empty table (s) | peak RSS of the process tree (GiB)")
+        for size, seconds, memory in growth_lines:
+            print(f"{size:,} | {seconds:.2f} | {memory:.2f}")
+        print(
+            f"(medians of {args.runs} warm runs; small batches: {args.small_runs} runs; "
+            "one run on a shared, loaded machine)"
+        )
+
+
+if __name__ == "__main__":
+    main()
