@@ -274,3 +274,20 @@ def test_preview_shows_the_rewrite_sql() -> None:
     assert "CREATE OR REPLACE TABLE `lake`.`sales`.`orders`" in text
     assert "SET IDENTIFIER FIELDS `id`, `code`" in text
     assert text.index("CREATE OR REPLACE") < text.index("'fivetran.columns'")
+
+
+def test_a_key_column_the_request_lacks_is_kept_but_leaves_the_key() -> None:
+    """The destination tester swaps key column ``old_pk`` for ``new_pk`` without
+    ``drop_columns``: ``old_pk`` stays as an ordinary column and the key is the request's."""
+    pk1 = Column(name="pk1", type=DataType.INT, primary_key=True)
+    old_pk = Column(name="old_pk", type=DataType.STRING, primary_key=True)
+    new_pk = Column(name="new_pk", type=DataType.STRING, primary_key=True)
+    value = Column(name="value", type=DataType.STRING)
+    current = Table(name="orders", columns=(pk1, old_pk, value))
+    result = plan(pk1, new_pk, value, current=current)
+    keys = [op for op in result.ops if isinstance(op, SetPrimaryKeyOp)]
+    assert [op.columns for op in keys] == [("pk1", "new_pk")]
+    final = {c.name: c for c in stored(result)}
+    assert final["old_pk"] == replace(old_pk, primary_key=False)
+    assert final["new_pk"].primary_key and final["pk1"].primary_key
+    assert not any(isinstance(op, DropColumnsOp) for op in result.ops)

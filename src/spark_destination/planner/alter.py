@@ -120,7 +120,7 @@ def target_columns(
 ) -> tuple[tuple[ColumnChange, ...], tuple[str, ...]]:
     """The altered table's columns (stored order, then new ones in request order) and the
     stored columns dropped (only with ``drop_columns``; otherwise a column the request lacks
-    is kept exactly as it is)."""
+    is kept as it is, except that it leaves the primary key)."""
     requested = {c.name: c for c in request.table.columns}
     changes: list[ColumnChange] = []
     dropped: list[str] = []
@@ -130,7 +130,9 @@ def target_columns(
             if request.drop_columns:
                 dropped.append(stored.name)
                 continue
-            wanted = stored
+            # Kept, but the request's primary key is the whole key: a column the request
+            # lacks is no longer part of it (the tester's key swap old_pk -> new_pk).
+            wanted = replace(stored, primary_key=False)
         elif (
             wanted.type is DataType.DECIMAL
             and stored.type is DataType.DECIMAL
