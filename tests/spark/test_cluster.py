@@ -21,6 +21,7 @@ import grpc
 import pytest
 
 from spark_destination.runtime.session import register_catalog
+from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.testing.cluster import (
@@ -135,7 +136,7 @@ def _test(cdest: Destination, name: str) -> common.TestResponse:
 def test_the_warehouse_test_passes_and_requests_run_on_the_cluster_executors(
     cdest: Destination, cluster: Cluster, clake: Lake
 ) -> None:
-    assert _test(cdest, "warehouse").WhichOneof("response") == "success"
+    assert _test(cdest, form.TEST_WAREHOUSE).WhichOneof("response") == "success"
     assert outcome(cdest.create("orders", orders())) == "success"
     rows = [[str(i), f"{i}.50", f"n{i}", SYNC1, "false"] for i in range(1, 201)]
     assert outcome(cdest.write("orders", orders(), replace=[cdest.write_file(HEADER, rows)])) == (
