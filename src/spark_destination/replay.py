@@ -53,9 +53,9 @@ __all__ = [
     "run_step",
 ]
 
-# The tester's --batch-file-type values this replay can write; the Parquet test writer (issue 9)
-# adds "PARQUET".
-BATCH_FILE_TYPES: Final = ("CSV",)
+# The tester's --batch-file-type values this replay can write (Parquet: the AvroParquetWriter-
+# style test writer; the destination must then read Parquet: ``batch_file_format=parquet``).
+BATCH_FILE_TYPES: Final = ("CSV", "PARQUET")
 
 # Outcomes after which the tester carries on; anything else ends the run.
 _CONTINUE: Final = frozenset({"success", "warning", "not_found", "table", "unsupported"})
@@ -227,6 +227,8 @@ def replay(
             f"{' or '.join(BATCH_FILE_TYPES)} batch files only (no {batch_file_type.upper()} "
             f"test writer in this build)"
         )
+    if batch_file_type.upper() == "PARQUET":
+        configuration = {**configuration, "batch_file_format": "parquet"}
     recorder = _Recorder(progress)
     error = _run_tests(client, configuration, recorder)
     session = TesterSession(
@@ -235,6 +237,7 @@ def replay(
         plain_text=plain_text,
         clock=clock,
         rng=random.Random(seed),  # noqa: S311 - column shuffling, not security
+        parquet=batch_file_type.upper() == "PARQUET",
     )
     for path in expand_inputs(paths) if error is None else []:
         error = _replay_file(path, session, client, configuration, recorder)

@@ -32,9 +32,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from spark_destination.model import DELETED, HISTORY_START, FileParams, Table
+from spark_destination.model import (
+    DELETED,
+    HISTORY_START,
+    Column,
+    DataType,
+    FileParams,
+    Table,
+)
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.testing.batch_writer import new_key, shuffled, write_batch_file
+from spark_destination.testing.batch_writer import (
+    new_key,
+    shuffled,
+    write_batch_file,
+    write_parquet_batch_file,
+)
 from spark_destination.testing.client import PLAIN_TEXT_FILE_PARAMS, TESTER_FILE_PARAMS
 from spark_destination.testing.tester_migrations import MIGRATIONS, Entry
 from spark_destination.testing.tester_rows import (
@@ -123,8 +135,11 @@ class TesterSession:
         clock: Callable[[], int] | None = None,
         rng: random.Random | None = None,
         key_factory: Callable[[], bytes] = new_key,
+        parquet: bool = False,
     ) -> None:
         self._workdir = workdir.resolve()
+        # The tester's --batch-file-type PARQUET: files as AvroParquetWriter writes them.
+        self._parquet = parquet
         self._schema = schema
         self._plain_text = plain_text
         self._clock = clock or (lambda: time.time_ns() // 1_000_000)
@@ -316,20 +331,33 @@ class TesterSession:
         header: Sequence[str] | None = None,
     ) -> str:
         params = self.file_params
-        suffix = ".csv" if self._plain_text else ".csv.zstd.aes"
+        suffix = ".parquet" if self._parquet else ".csv"
+        suffix += "" if self._plain_text else (".aes" if self._parquet else ".zstd.aes")
         self._workdir.mkdir(parents=True, exist_ok=True)
         path = self._workdir / f"{table_name}_{input_name}_{op}{suffix}"
         columns = shuffled(header or [c.name for c in table.columns], self._rng)
         key = None if self._plain_text else self._key_factory()
         self._written.append(str(path))
-        write_batch_file(
-            path,
-            columns,
-            ([r[c] for c in columns] for r in rows),
-            params=params,
-            key=key,
-            rng=self._rng,
-        )
+        if self._parquet:
+            by_name = {c.name: c for c in table.columns}
+            write_parquet_batch_file(
+                path,
+                [by_name.get(c) or Column(name=c, type=DataType.STRING) for c in columns],
+                columns,
+                [[r[c] for c in columns] for r in rows],
+                params=params,
+                key=key,
+                rng=self._rng,
+            )
+        else:
+            write_batch_file(
+                path,
+                columns,
+                ([r[c] for c in columns] for r in rows),
+                params=params,
+                key=key,
+                rng=self._rng,
+            )
         if key is not None:
             # Keyed by the exact string that goes into the file list.
             keys[str(path)] = key
