@@ -65,13 +65,13 @@ ACCEPTED: list[tuple[Column, list[str], list[object]]] = [
     (col(DataType.LONG), ["9223372036854775807", "0"], [9223372036854775807, 0]),
     (
         col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)),
-        ["1.5", "-12345678.99", "1E+3", "1.005", "2.004"],
+        ["1.5", "-12345678.99", "1E+3", "2.500", "-0.1e1"],
         [
             Decimal("1.50"),
             Decimal("-12345678.99"),
             Decimal("1000.00"),
-            Decimal("1.01"),
-            Decimal("2.00"),
+            Decimal("2.50"),
+            Decimal("-1.00"),
         ],
     ),
     (
@@ -154,6 +154,7 @@ REFUSED: list[tuple[Column, str]] = [
     (col(DataType.INT), "1.5"),
     (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "123456789.5"),
     (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "1_000"),
+    (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "1.005"),
     (col(DataType.FLOAT), "3.5E+38"),
     (col(DataType.DOUBLE), "1e400"),
     (col(DataType.DOUBLE), "abc"),

@@ -11,8 +11,8 @@ Spark ANSI cast the destination used before is the reference):
 
 * BOOLEAN: ``true`` / ``false``, any letter case (Spark also took ``yes``, ``t``, ``1``: refused);
 * SHORT / INT / LONG: decimal digits with an optional ``-``; out of range fails;
-* DECIMAL(p, s): plain or scientific notation, rounded half-up to ``s`` digits (Spark's
-  CAST); more than ``p - s`` integer digits fails;
+* DECIMAL(p, s): plain or scientific notation; more than ``p - s`` integer digits, or
+  fractional digits beyond ``s`` that are not zeros, fail (Spark's CAST rounded them away);
 * FLOAT / DOUBLE: Java's text; a finite number too large for the type fails (Spark made it
   Infinity), only text spelling infinity becomes infinity;
 * NAIVE_DATE ``YYYY-MM-DD`` (impossible dates fail); NAIVE_DATETIME without and UTC_DATETIME
@@ -56,7 +56,7 @@ _EXTRA_FRACTION: Final = r"(\.[0-9]{6})[0-9]{1,3}"
 _NO_ZONE: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+)$"
 _DATE_ONLY: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})$"
 _DECIMAL_TEXT: Final = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_DECIMAL_CONTEXT: Final = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+_DECIMAL_CONTEXT: Final = decimal.Context(prec=200)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -330,7 +330,7 @@ def _convert(values: pa.Array, column: Column) -> tuple[pa.Array, int | None]:
             try:
                 return pc.cast(values, target), None
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                # More fractional digits than the scale (rounded, as Spark did), or a bad value.
+                # Scientific notation, trailing zeros past the scale, or a value that does not fit.
                 return _decimal_rounded(values, target)
         case DataType.FLOAT | DataType.DOUBLE:
             typed, bad = _cast_or_locate(values, target)
@@ -405,7 +405,8 @@ def _timestamp(values: pa.Array, target: pa.DataType, *, zone: bool) -> tuple[pa
 
 
 def _decimal_rounded(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Array, int | None]:
-    """The slow path: Python decimals, rounded half-up to the scale as Spark's CAST does."""
+    """The slow path: Python decimals; a value must fit the scale exactly (``1.500`` fits
+    DECIMAL(p, 2), ``1.005`` does not: Spark's CAST rounded it) and the precision."""
     quantum = decimal.Decimal(1).scaleb(-target.scale)
     limit = decimal.Decimal(10) ** (target.precision - target.scale)
     out: list[decimal.Decimal | None] = []
@@ -415,8 +416,10 @@ def _decimal_rounded(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Ar
             continue
         if not _DECIMAL_TEXT.fullmatch(text):
             return pa.nulls(len(values), target), index
-        value = decimal.Decimal(text).quantize(quantum, context=_DECIMAL_CONTEXT)
-        if abs(value) >= limit:
+        exact = decimal.Decimal(text)
+        value = exact.quantize(quantum, context=_DECIMAL_CONTEXT)
+        # A value is stored exactly or refused: rounding away digits would change it silently.
+        if value != exact or abs(value) >= limit:
             return pa.nulls(len(values), target), index
         out.append(value)
     return pa.array(out, target), None
