@@ -49,7 +49,7 @@ COLUMNS = (
 TABLE = Table(name="t", columns=COLUMNS)
 HEADER = [c.name for c in COLUMNS]
 REPLACE = [
-    ["1", "true", "-3", "9223372036854775807", "12.345", "1.5", "-2.25", "2024-02-29",
+    ["1", "true", "-3", "9223372036854775807", "12.340", "1.5", "-2.25", "2024-02-29",
      "2024-02-29T10:15:30.123456789", "9999-12-31T23:59:59.999Z", "aGk=", "<a/>", "x", "{}",
      "10:15"],
     ["2", NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL, NUL],
