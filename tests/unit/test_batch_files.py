@@ -285,19 +285,49 @@ def test_last_row_without_final_newline(tmp_path: Path) -> None:
     assert read_rows(str(path), PLAIN, None, ["a", "b"]) == [{"a": "1", "b": "x y"}]
 
 
-def test_zero_byte_plain_file_has_zero_rows(tmp_path: Path) -> None:
+def test_zero_byte_plain_file_is_refused(tmp_path: Path) -> None:
+    """Fivetran always writes a header: zero bytes is a lost file, not an empty batch."""
     path = tmp_path / "f.csv"
     path.write_bytes(b"")
 
-    assert read_batch_file(str(path), key=None, params=PLAIN, columns=["a"]).num_rows == 0
+    with pytest.raises(BatchFileError, match="is empty"):
+        read_batch_file(str(path), key=None, params=PLAIN, columns=["a"])
 
 
-def test_empty_plaintext_inside_zstd_and_aes_has_zero_rows(tmp_path: Path) -> None:
+def test_empty_plaintext_inside_zstd_and_aes_is_refused(tmp_path: Path) -> None:
     key = seeded_key(8)
     path = tmp_path / "f"
     path.write_bytes(encrypt(zstandard.ZstdCompressor().compress(b""), key))
 
-    assert read_batch_file(str(path), key=key, params=PROD, columns=["a"]).num_rows == 0
+    with pytest.raises(BatchFileError, match="is empty"):
+        read_batch_file(str(path), key=key, params=PROD, columns=["a"])
+
+
+def test_header_only_file_is_an_empty_batch(tmp_path: Path) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"a,b\n")
+
+    table = read_batch_file(str(path), key=None, params=PLAIN, columns=["a", "b"])
+    assert table.num_rows == 0 and table.column_names == ["a", "b"]
+
+
+def test_a_file_without_a_header_is_refused_without_quoting_its_first_row(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"SECRET-VALUE,2\n3,4\n")
+
+    with pytest.raises(BatchFileError, match="no header row") as info:
+        read_batch_file(str(path), key=None, params=PLAIN, columns=["a", "b"])
+    assert "SECRET" not in str(info.value)
+
+
+def test_an_empty_header_field_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"a,,b\n1,2,3\n")
+
+    with pytest.raises(BatchFileError, match=r"empty column name in its header \(field 2\)"):
+        read_batch_file(str(path), key=None, params=PLAIN, columns=["a", "b"])
 
 
 # --- encryption and compression failures -------------------------------------------------------
@@ -516,7 +546,8 @@ def test_invalid_utf8_names_the_column_not_the_value(tmp_path: Path) -> None:
     path = tmp_path / "f.csv"
     path.write_bytes(b"a,b\n1,SECRET\xff\xfe\n")
 
-    with pytest.raises(BatchFileError, match="record 2.*UTF-8.*column 2") as info:
+    # pyarrow fails while opening, before the header is known: the file is read again to name it.
+    with pytest.raises(BatchFileError, match="record 2.*UTF-8.*column 'b'") as info:
         read_batch_file(str(path), key=None, params=PLAIN, columns=["a", "b"])
 
     assert "SECRET" not in str(info.value)
@@ -548,10 +579,10 @@ def test_unknown_header_column(tmp_path: Path) -> None:
 
 
 def test_header_columns_are_case_sensitive(tmp_path: Path) -> None:
-    path = write(tmp_path / "f", ["ID"], [["1"]], PLAIN, None)
+    path = write(tmp_path / "f", ["id", "NAME"], [["1", "x"]], PLAIN, None)
 
-    with pytest.raises(InvalidRequestError, match="'ID'"):
-        read_batch_file(path, key=None, params=PLAIN, columns=["id"])
+    with pytest.raises(InvalidRequestError, match="'NAME'"):
+        read_batch_file(path, key=None, params=PLAIN, columns=["id", "name"])
 
 
 def test_duplicate_header_column(tmp_path: Path) -> None:

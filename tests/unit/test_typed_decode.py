@@ -9,7 +9,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from spark_destination.errors import ValueConversionError
+from spark_destination.errors import BatchFileError, ValueConversionError
 from spark_destination.model import Column, DataType, DecimalParams, FileKind
 from spark_destination.planner.ir import RowOp, unmodified_column
 from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
@@ -275,3 +275,12 @@ def test_repeated_keys_are_compared_as_typed_values() -> None:
     table = decode_file(raw, spec=_spec(col(DataType.STRING)), kind=FileKind.REPLACE, path="p")
     assert duplicate_mask(table, ("id",)).to_pylist() == [True, True, False]
     assert duplicate_mask(raw, ("id",)).to_pylist() == [False, False, False]
+
+
+@pytest.mark.parametrize("kind", [FileKind.REPLACE, FileKind.UPDATE, FileKind.DELETE])
+def test_a_file_lacking_a_key_column_is_refused_as_a_file(kind: FileKind) -> None:
+    column = Column(name="note", type=DataType.STRING)
+    raw = pa.table({"note": ["SECRET-VALUE"]})
+    with pytest.raises(BatchFileError, match=r"'/batch/f.csv' lacks primary key column.*'id'") as e:
+        decode_file(raw, spec=_spec(column), kind=kind, path="/batch/f.csv")
+    assert "SECRET" not in str(e.value)

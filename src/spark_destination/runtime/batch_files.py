@@ -14,6 +14,7 @@ This is the runtime layer: no pyspark here.
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import re
@@ -27,7 +28,7 @@ import zstandard
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from spark_destination.errors import BatchFileError, InvalidRequestError
+from spark_destination.errors import BatchFileError, DestinationError, InvalidRequestError
 from spark_destination.model import Compression, Encryption, FileParams
 
 __all__ = ["open_plain_stream", "read_batch_file"]
@@ -347,8 +348,22 @@ def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
 
 
 def _check_header(path: str, header: Sequence[str], columns: Sequence[str]) -> None:
+    """File-level checks of the header; names only header fields that are column names.
+
+    A file whose first record names no column of the table has no header (its first record is
+    data): say so without quoting the record, which holds row values.
+    """
     known = set(columns)
-    for name in header:
+    if not any(name in known for name in header):
+        raise BatchFileError(
+            f"batch file '{path}' has no header row: none of the {len(header)} fields of its "
+            "first record is a column of the table"
+        )
+    for index, name in enumerate(header):
+        if not name:
+            raise BatchFileError(
+                f"batch file '{path}' has an empty column name in its header (field {index + 1})"
+            )
         if name not in known:
             raise InvalidRequestError(
                 f"column '{name}' in batch file '{path}' is not a column of the table"
@@ -360,7 +375,24 @@ def _check_header(path: str, header: Sequence[str], columns: Sequence[str]) -> N
         seen.add(name)
 
 
-def _parse_csv(stream: BinaryIO, path: str, columns: Sequence[str], block_size: int) -> pa.Table:
+def _first_record(path: str, key: bytes | None, params: FileParams) -> list[str]:
+    """The file's first CSV record, decoded afresh (error path only: naming a column)."""
+    try:
+        with open_plain_stream(path, key=key, params=params) as stream:
+            head = stream.read(_FIRST_BLOCK_BYTES)
+    except DestinationError:
+        return []
+    text = head.decode("utf-8", errors="replace")
+    return next(csv.reader(io.StringIO(text, newline="")), [])
+
+
+def _parse_csv(
+    stream: BinaryIO,
+    path: str,
+    columns: Sequence[str],
+    block_size: int,
+    header_of: Callable[[], list[str]],
+) -> pa.Table:
     header: list[str] = []
     try:
         reader = pa_csv.open_csv(stream, **_csv_options(columns, block_size))
@@ -372,16 +404,23 @@ def _parse_csv(stream: BinaryIO, path: str, columns: Sequence[str], block_size: 
     except pa.ArrowException as exc:
         if isinstance(exc, MemoryError):  # ArrowMemoryError is not a problem with the file
             raise
-        raise _csv_error(path, exc, header) from None
+        # pyarrow converts the first block while opening, so an error there comes before we
+        # know the header; read it again only then, to name the column.
+        raise _csv_error(path, exc, header or header_of()) from None
 
 
 def read_batch_file(
-    path: str, *, key: bytes | None, params: FileParams, columns: Sequence[str]
+    path: str,
+    *,
+    key: bytes | None,
+    params: FileParams,
+    columns: Sequence[str],
 ) -> pa.Table:
     """Decode and parse one batch file into a table of non-null string columns.
 
     The table's columns are the header's, in header order; the caller fills absent columns.
-    An empty (zero bytes after decoding) file yields a table with no columns and no rows.
+    A file that decodes to zero bytes has no header and is refused; a header-only file is a
+    valid batch of no rows.
     """
     block_size = _FIRST_BLOCK_BYTES
     while True:
@@ -397,11 +436,24 @@ def read_batch_file(
 
 
 def _read_once(
-    path: str, key: bytes | None, params: FileParams, columns: Sequence[str], block_size: int
+    path: str,
+    key: bytes | None,
+    params: FileParams,
+    columns: Sequence[str],
+    block_size: int,
 ) -> pa.Table:
     chunks, fh = _plain_chunks(path, key, params)
     with _as_stream(_csv_guard(chunks, path), fh) as stream:
         if not stream.peek(1):
-            # pyarrow rejects an empty input ("Empty CSV file"); for us it is just no rows.
-            return pa.table({})
-        return _parse_csv(stream, path, columns, block_size)
+            # Fivetran always writes a header, so zero bytes means a file cut short (or never
+            # written), not an empty batch: loading it as no rows would hide the loss.
+            raise BatchFileError(
+                f"batch file '{path}' is empty: zero bytes after decoding, not even a header row"
+            )
+        return _parse_csv(
+            stream,
+            path,
+            columns,
+            block_size,
+            lambda: _first_record(path, key, params),
+        )

@@ -134,6 +134,13 @@ def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -
     ``ValueConversionError`` naming every column with a value that does not fit (its first
     such data row), the file and the expected type; never the value.
     """
+    missing_key = [name for name in spec.key if name not in raw.column_names]
+    if missing_key:
+        listed = ", ".join(repr(name) for name in missing_key)
+        raise BatchFileError(
+            f"batch file '{path}' lacks primary key column(s) {listed} in its header: every "
+            "row must name its key"
+        )
     rows = raw.num_rows
     masked = set(spec.masked)
     arrays: list[pa.Array] = []
