@@ -69,6 +69,16 @@ def memory_bytes(size: str) -> int:
 
 def is_uri(location: str) -> bool:
     return _URI.match(location) is not None
+# The master URL forms Spark accepts (SparkContext.createTaskScheduler): anything else fails
+# deep inside JVM start-up, or, on a running session, reads as "needs a restart".
+_MASTER = re.compile(
+    r"(local(\[(\*|[0-9]+)(,[0-9]+)?\])?"
+    r"|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
+    r"|spark://[^\s/,]+:[0-9]+(,[^\s/,]+:[0-9]+)*"
+    r"|yarn"
+    r"|k8s://\S+"
+    r"|mesos://\S+)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,10 +176,16 @@ def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
             f"batch_file_format {batch_file_format!r} must be one of: "
             f"{', '.join(BATCH_FILE_FORMATS)}"
         )
+    master = _value(configuration, "spark_master", DEFAULT_MASTER)
+    if not _MASTER.fullmatch(master):
+        raise ConfigurationError(
+            f"spark_master {master!r} is not a Spark master URL (local[*], local[N], "
+            "spark://host:port, yarn, k8s://…)"
+        )
     return DestinationConfig(
         warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
         catalog=catalog,
-        spark_master=_value(configuration, "spark_master", DEFAULT_MASTER),
+        spark_master=master,
         driver_memory=memory,
         jar_source=jar_source,
         spark_conf=parse_spark_conf(configuration.get("spark_conf", "")),
