@@ -1,0 +1,77 @@
+"""A table with hostile names (generated with hypothesis) round-trips on Spark + Iceberg:
+CreateTable -> WriteBatch -> DescribeTable gives back exactly the names, types and rows sent.
+
+Few examples in CI; ``HYPOTHESIS_SPARK_EXAMPLES`` runs more.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+from tests.spark.conftest import Destination, Lake, column
+from tests.sql.test_hostile_identifiers import COLUMN_NAMES, NAME
+
+pytestmark = pytest.mark.spark
+
+EXAMPLES = int(os.environ.get("HYPOTHESIS_SPARK_EXAMPLES", "6"))
+SYNC = "2024-03-01T10:00:00.000Z"
+_examples = itertools.count()
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(schema=NAME, table=NAME, names=COLUMN_NAMES)
+def test_hostile_names_round_trip(
+    schema: str,
+    table: str,
+    names: list[str],
+    stub: pb_grpc.DestinationConnectorStub,
+    lake: Lake,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    number = next(_examples)
+    # One fresh schema per example (the generated name plus a counter) so examples never meet.
+    dest = Destination(
+        stub=stub,
+        workdir=Path(tmp_path_factory.mktemp("hostile")),
+        configuration={},
+        schema=f"{schema}_{number}",
+    )
+    key, *others = names
+    columns = [
+        column(key, "INT", pk=True),
+        *(column(n, "STRING") for n in others),
+        column("_fivetran_synced", "UTC_DATETIME"),
+    ]
+    header = [c.name for c in columns]
+    created = dest.create(table, columns)
+    assert created.WhichOneof("response") == "success", created
+    values = ["a,b \"q\" `t`", "line\nbreak", "ünï 数据", ""]
+    rows = [
+        [str(i), *(values[(i + j) % len(values)] for j in range(len(others))), SYNC]
+        for i in range(1, 3)
+    ]
+    written = dest.write(table, columns, replace=[dest.write_file(header, rows)])
+    assert written.WhichOneof("response") == "success", written
+    described = dest.describe(table)
+    assert described.WhichOneof("response") == "table", described
+    assert described.table.name == table
+    assert [(c.name, c.type, c.primary_key) for c in described.table.columns] == [
+        (c.name, c.type, c.primary_key) for c in columns
+    ]
+    # Sorted here: DataFrame.orderBy would read a dotted name as a nested field.
+    stored = sorted(lake.rows(dest.schema, table), key=lambda r: r[key])
+    assert [[str(r[key]), *(r[n] for n in others)] for r in stored] == [r[:-1] for r in rows]
+    assert common.STRING in {c.type for c in described.table.columns}
