@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,6 +235,11 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # Concurrent requests (different tables) share executors fairly instead of queueing
         # behind one another's jobs; each request runs in its own pool (engine).
         ("spark.scheduler.mode", "FAIR"),
+        # Shuffle, spill and cached blocks of a MERGE hold decrypted rows and may leave RAM
+        # (spark.local.dir on disk, or a tmpfs too small for them): Spark encrypts them with a
+        # per-application key. It also makes PySpark send createDataFrame's Arrow batches over
+        # a socket instead of writing them to a plaintext temp file.
+        ("spark.io.encryption.enabled", "true"),
     ]
     if settings.executor_memory:
         conf.append(("spark.executor.memory", settings.executor_memory))
@@ -246,7 +252,9 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         scratch_dir = ram_scratch_dir()
         if scratch_dir is not None:
             # Shuffle and spill files of a MERGE hold decrypted rows: keep them in RAM-backed
-            # tmpfs, never on persistent disk (an operator's spark.local.dir still wins below).
+            # tmpfs where it is roomy (an operator's spark.local.dir still wins below). A small
+            # one (Docker's 64 MB /dev/shm) would fail large MERGEs with "no space left";
+            # there Spark's default folder is used, and I/O encryption protects the files.
             conf.append(("spark.local.dir", scratch_dir))
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
     conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
@@ -265,12 +273,20 @@ def log4j_option() -> str:
     return f"-Dlog4j2.configurationFile={config.resolve().as_uri()}"
 
 
+# Below this much free room /dev/shm is not used for Spark's scratch files.
+MIN_RAM_SCRATCH_BYTES: Final = 2 << 30
+
+
 def ram_scratch_dir() -> str | None:
-    """This process's folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none.
+    """This process's folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none
+    or it is too small for a MERGE's shuffle files.
 
     Per process (see ``runtime.scratch``), so a server killed mid-request leaves a folder the
     next server start removes, without touching the live folders of other processes.
     """
+    shm = scratch.SHM
+    if shm.is_dir() and shutil.disk_usage(shm).free < MIN_RAM_SCRATCH_BYTES:
+        return None
     folder = scratch.process_dir()
     return None if folder is None else str(folder)
 

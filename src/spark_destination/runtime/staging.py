@@ -32,17 +32,16 @@ from spark_destination.planner.ir import (
     StageBatchOp,
     StagedFile,
 )
-from spark_destination.runtime import scratch
 from spark_destination.runtime.batch_files import read_batch_file
 from spark_destination.runtime.parquet_files import BatchFileReader
+from spark_destination.runtime.staging_space import fits, is_out_of_space, staging_dir
 from spark_destination.runtime.typed_decode import ROW_OP, DecodeSpec, decode_file
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# RAM-backed on Linux: decrypted rows staged here never reach persistent storage.
-TMPFS = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
+log = logging.getLogger(__name__)
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ def duplicate_mask(table: pa.Table, key: Sequence[str]) -> pa.Array:
 
 def choose_transport(session: SparkSession) -> Transport:
     master = session.sparkContext.master or ""
-    if master.startswith("local") and TMPFS.is_dir() and os.access(TMPFS, os.W_OK):
+    if master.startswith("local") and staging_dir() is not None:
         return Transport.TMPFS_PARQUET
     return Transport.ARROW
 
@@ -181,27 +180,54 @@ class Stager:
         table, spans = decode_batch(
             op, keys=keys, params=params, reader=self._reader, type_texts=type_texts
         )
-        match self._transport:
-            case Transport.TMPFS_PARQUET:
-                folder = Path(tempfile.mkdtemp(prefix="staged-", dir=scratch.process_dir()))
-                self._dirs.append(folder)
-                # Uncompressed: the file lives in RAM for seconds; compressing costs more than
-                # it saves. Row groups of 64k rows and small read splits let every core work on
-                # a large batch (one split per ~8 MiB instead of one per 128 MiB file).
-                pq.write_table(
-                    table, folder / "batch.parquet", compression="NONE", row_group_size=1 << 16
-                )
-                self._session.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 20))
-                # pyarrow writes proleptic Gregorian dates: read year-0001 values as written
-                # (Spark would otherwise refuse ancient dates from a file it did not write).
-                reader = self._session.read.option("datetimeRebaseMode", "CORRECTED")
-                frame = reader.parquet(str(folder))
-            case Transport.ARROW:
-                frame = arrow_frame(self._session, table)
+        frame = None
+        if self._transport is Transport.TMPFS_PARQUET:
+            frame = self._stage_on_tmpfs(table)
+        if frame is None:
+            frame = arrow_frame(self._session, table)
         frame.createOrReplaceTempView(op.view)
         self._views.append(op.view)
         repeated = pc.sum(table.column(DUP_COLUMN)).as_py() or 0
         return StagedBatch(view=op.view, rows=table.num_rows, spans=spans, repeated_rows=repeated)
+
+    def _stage_on_tmpfs(self, table: pa.Table) -> DataFrame | None:
+        """The batch as a Parquet file on the RAM-backed staging folder; None if it does not fit.
+
+        Falling back to Arrow (never to another folder) keeps decrypted rows off persistent disk.
+        """
+        tmpfs = staging_dir()
+        if tmpfs is None or not fits(tmpfs, table.nbytes):
+            log.info(
+                "staging %d rows (%d MiB) through Arrow: the staging folder %s has too little room",
+                table.num_rows,
+                table.nbytes >> 20,
+                tmpfs,
+            )
+            return None
+        folder = Path(tempfile.mkdtemp(prefix="staged-", dir=tmpfs))
+        self._dirs.append(folder)
+        try:
+            # Uncompressed: the file lives in RAM for seconds; compressing costs more than it
+            # saves. Row groups of 64k rows and small read splits let every core work on a
+            # large batch (one split per ~8 MiB instead of one per 128 MiB file).
+            pq.write_table(
+                table, folder / "batch.parquet", compression="NONE", row_group_size=1 << 16
+            )
+        except OSError as exc:
+            if not is_out_of_space(exc):
+                raise
+            shutil.rmtree(folder, ignore_errors=True)
+            log.warning(
+                "staging folder %s filled up while staging %d rows; staging through Arrow",
+                tmpfs,
+                table.num_rows,
+            )
+            return None
+        self._session.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 20))
+        # pyarrow writes proleptic Gregorian dates: read year-0001 values as written (Spark
+        # would otherwise refuse ancient dates from a file it did not write).
+        reader = self._session.read.option("datetimeRebaseMode", "CORRECTED")
+        return reader.parquet(str(folder))
 
     def cleanup(self) -> None:
         try:
