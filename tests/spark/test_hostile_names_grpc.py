@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
@@ -58,7 +57,7 @@ def test_hostile_names_round_trip(
     header = [c.name for c in columns]
     created = dest.create(table, columns)
     assert created.WhichOneof("response") == "success", created
-    values = ["a,b \"q\" `t`", "line\nbreak", "ünï 数据", ""]
+    values = ['a,b "q" `t`', "line\nbreak", "ünï 数据", ""]
     rows = [
         [str(i), *(values[(i + j) % len(values)] for j in range(len(others))), SYNC]
         for i in range(1, 3)

@@ -160,7 +160,10 @@ def _requests(schema: str, table: str, names: list[str], other: str) -> list[dic
         },
         {**base, "request": "alter_table", "table": changed, "existing_table": plain},
         {**base, "request": "alter_table", "table": retyped, "existing_table": plain},
-        *({**base, **migrate, "operation": op, "existing_tables": {other: None}} for op in operations),
+        *(
+            {**base, **migrate, "operation": op, "existing_tables": {other: None}}
+            for op in operations
+        ),
     ]
 
 
