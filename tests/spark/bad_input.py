@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -122,6 +123,29 @@ def state(dest: Destination, lake: Lake, table: str, order_by: str = "id") -> Ta
     )
 
 
+class JvmLog:
+    """What Spark's JVM writes to its stderr (log4j's console appender) from now on.
+
+    The JVM is a child process: pytest's fd capture does not reach it after it started, so its
+    fd 2 is read through /proc. Under pytest's capture that is a (deleted) temporary file.
+    """
+
+    def __init__(self, lake: Lake) -> None:
+        jvm = lake.session.sparkContext._jvm
+        assert jvm is not None
+        pid = jvm.java.lang.ProcessHandle.current().pid()
+        self._path = f"/proc/{pid}/fd/2"
+        self.readable = stat.S_ISREG(os.stat(self._path).st_mode)
+        self._start = os.stat(self._path).st_size if self.readable else 0
+
+    def text(self) -> str:
+        if not self.readable:
+            return ""
+        with open(self._path, "rb") as fh:
+            fh.seek(self._start)
+            return fh.read().decode("utf-8", errors="replace")
+
+
 def assert_clean_failure(
     response,
     *,
@@ -129,13 +153,15 @@ def assert_clean_failure(
     caplog: pytest.LogCaptureFixture,
     keys: Sequence[bytes] = (),
     secrets: Sequence[str] = (SECRET,),
+    jvm_log: JvmLog | None = None,
 ) -> str:
-    """A task naming what and where (``expected`` fragments), no value or key anywhere."""
+    """A task naming what and where (``expected`` fragments), no value or key anywhere: not in
+    the message, the destination's log records, nor Spark's own log output."""
     assert outcome(response) == "task", response
     message = response.task.message
     for fragment in expected:
         assert fragment in message, (fragment, message)
-    logged = caplog.text
+    logged = caplog.text + (jvm_log.text() if jvm_log is not None else "")
     for secret in secrets:
         assert secret not in message, message
         assert secret not in logged

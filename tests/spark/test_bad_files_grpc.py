@@ -21,6 +21,7 @@ from tests.spark.bad_input import (
     SECRET,
     Build,
     Files,
+    JvmLog,
     assert_clean_failure,
     bad_padding,
     compress,
@@ -34,6 +35,12 @@ from tests.spark.bad_input import (
 from tests.spark.conftest import UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def jvm_log(lake: Lake) -> JvmLog:
+    return JvmLog(lake)
+
 
 SYNC1 = "2024-03-01T10:00:00.000Z"
 SYNC2 = "2024-03-02T10:00:00.000Z"
@@ -267,7 +274,12 @@ _good_ids = iter(range(100, 1_000_000))
 
 @pytest.mark.parametrize("name", list(FILE_CASES))
 def test_bad_file_fails_cleanly(
-    name: str, shared: Destination, lake: Lake, caplog: pytest.LogCaptureFixture, tmp_path: Path
+    name: str,
+    shared: Destination,
+    lake: Lake,
+    caplog: pytest.LogCaptureFixture,
+    jvm_log: JvmLog,
+    tmp_path: Path,
 ) -> None:
     caplog.set_level(logging.INFO)
     dest = replace(shared, workdir=tmp_path)
@@ -276,7 +288,7 @@ def test_bad_file_fails_cleanly(
     files = build(dest)
     response = send(dest, "orders", orders(), files)
     message = assert_clean_failure(
-        response, expected=(where,), caplog=caplog, keys=files.all_keys()
+        response, expected=(where,), caplog=caplog, jvm_log=jvm_log, keys=files.all_keys()
     )
     # What is wrong must be said in words, not merely be part of the file's name.
     for path in [*files.replace, *files.update, *files.delete]:
@@ -373,6 +385,7 @@ def test_value_the_column_cannot_hold_fails_cleanly(
     shared_typed: Destination,
     lake: Lake,
     caplog: pytest.LogCaptureFixture,
+    jvm_log: JvmLog,
     tmp_path: Path,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -386,8 +399,19 @@ def test_value_the_column_cannot_hold_fails_cleanly(
         response,
         expected=(f"'{col}'", "values.csv.zstd.aes", "data row 2"),
         caplog=caplog,
+        jvm_log=jvm_log,
         keys=[key],
         secrets=[bad] if len(bad) > 4 else [],
     )
     assert state(dest, lake, "typed") == before
     assert send_ok(dest, "typed", typed(), [typed_row(str(next(_good_ids)))])
+
+
+def test_spark_log_output_is_checked(lake: Lake, jvm_log: JvmLog) -> None:
+    """The canary checks above read Spark's own log output: a failing task is logged there with
+    its exception message (so a value in a Spark error would leak; none of the cases does)."""
+    if not jvm_log.readable:
+        pytest.skip("Spark's stderr is not a file (pytest -s): its log cannot be re-read")
+    with pytest.raises(Exception, match="marker-3b7e"):
+        lake.session.sql("SELECT raise_error('marker-3b7e')").collect()
+    assert "marker-3b7e" in jvm_log.text()

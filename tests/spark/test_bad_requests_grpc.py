@@ -16,6 +16,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 a
 from tests.spark.bad_input import (
     SECRET,
     Files,
+    JvmLog,
     assert_clean_failure,
     csv_text,
     sealed,
@@ -25,6 +26,12 @@ from tests.spark.bad_input import (
 from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def jvm_log(lake: Lake) -> JvmLog:
+    return JvmLog(lake)
+
 
 SYNC1 = "2024-03-01T10:00:00.000Z"
 
@@ -200,7 +207,7 @@ def _tables(lake: Lake, schema: str) -> set[str]:
 
 @pytest.mark.parametrize("name", list(REQUEST_CASES))
 def test_bad_request_fails_cleanly(
-    name: str, dest: Destination, lake: Lake, caplog: pytest.LogCaptureFixture
+    name: str, dest: Destination, lake: Lake, caplog: pytest.LogCaptureFixture, jvm_log: JvmLog
 ) -> None:
     caplog.set_level(logging.INFO)
     assert dest.create("t", table()).WhichOneof("response") == "success"
@@ -208,7 +215,7 @@ def test_bad_request_fails_cleanly(
     before = state(dest, lake, "t")
     request, expected = REQUEST_CASES[name]
     response = request(dest)
-    assert_clean_failure(response, expected=expected, caplog=caplog)
+    assert_clean_failure(response, expected=expected, caplog=caplog, jvm_log=jvm_log)
     assert state(dest, lake, "t") == before
     assert _tables(lake, dest.schema) == {"t"}  # nothing created, nothing dropped
     # The server keeps serving with the good configuration.

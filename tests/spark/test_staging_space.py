@@ -34,9 +34,7 @@ SYNC = "2024-03-01T10:00:00.000Z"
 
 
 @pytest.fixture
-def small_staging(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Path, bool]]:
+def small_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bool]]:
     """(folder, is a real tmpfs) limited to LIMIT_BYTES, set as the staging folder."""
     folder = tmp_path / "staging"
     folder.mkdir()

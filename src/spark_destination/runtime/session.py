@@ -240,6 +240,10 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # per-application key. It also makes PySpark send createDataFrame's Arrow batches over
         # a socket instead of writing them to a plaintext temp file.
         ("spark.io.encryption.enabled", "true"),
+        # Spark rewrites ${name} in SQL text with configuration values before parsing, even
+        # inside quoted identifiers: a column named ${x} broke CREATE TABLE, and a table named
+        # ${spark.some.setting} would have read a setting into the statement.
+        ("spark.sql.variable.substitute", "false"),
     ]
     if settings.executor_memory:
         conf.append(("spark.executor.memory", settings.executor_memory))
