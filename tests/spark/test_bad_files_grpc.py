@@ -407,11 +407,19 @@ def test_value_the_column_cannot_hold_fails_cleanly(
     assert send_ok(dest, "typed", typed(), [typed_row(str(next(_good_ids)))])
 
 
-def test_spark_log_output_is_checked(lake: Lake, jvm_log: JvmLog) -> None:
-    """The canary checks above read Spark's own log output: a failing task is logged there with
-    its exception message (so a value in a Spark error would leak; none of the cases does)."""
+def test_spark_log_output_is_checked_and_task_failures_are_not_logged_with_values(
+    lake: Lake, jvm_log: JvmLog
+) -> None:
+    """The canary checks above read Spark's own log output (a line logged through log4j shows
+    up there), and a failing task's message, which can quote a value, does not."""
     if not jvm_log.readable:
         pytest.skip("Spark's stderr is not a file (pytest -s): its log cannot be re-read")
-    with pytest.raises(Exception, match="marker-3b7e"):
-        lake.session.sql("SELECT raise_error('marker-3b7e')").collect()
-    assert "marker-3b7e" in jvm_log.text()
+    jvm = lake.session.sparkContext._jvm
+    jvm.org.apache.logging.log4j.LogManager.getLogger("spark_destination.test").error(
+        "marker-logged-91aa"
+    )
+    with pytest.raises(Exception, match="marker-value-3b7e"):
+        lake.session.sql("SELECT raise_error('marker-value-3b7e')").collect()
+    text = jvm_log.text()
+    assert "marker-logged-91aa" in text
+    assert "marker-value-3b7e" not in text

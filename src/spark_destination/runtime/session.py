@@ -328,7 +328,27 @@ def build_session(settings: SparkSettings) -> SparkSession:
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    _silence_task_failure_logs(session)
     return session
+
+
+# Spark logs a failed task with its exception's message, and a cast error's message quotes the
+# value ("The value '…' of the type STRING cannot be cast…"): a row value in the server's
+# stderr. The request's own failure is logged by the server (without values), so these loggers
+# are switched off in the driver (local executors included; a cluster's executors log on their
+# workers, outside this process).
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
+
+
+def _silence_task_failure_logs(session: SparkSession) -> None:
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    log4j = jvm.org.apache.logging.log4j
+    for name in TASK_FAILURE_LOGGERS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
 
 
 def register_catalog(
