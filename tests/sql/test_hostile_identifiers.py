@@ -8,16 +8,17 @@ Pure: planner + renderer only. ``HYPOTHESIS_EXAMPLES`` raises the number of exam
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
+import pytest
 import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from spark_destination.dialects.render import render, render_plan
-from spark_destination.planner.ir import MergeBatchOp
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import render_plan
 from spark_destination.preview import plan_for
 from spark_destination.request_json import parse_request
 
@@ -167,8 +168,8 @@ def _requests(schema: str, table: str, names: list[str], other: str) -> list[dic
     ]
 
 
-def _identifiers(sql: str) -> set[str]:
-    parsed = sqlglot.parse(sql, read="spark", error_level=sqlglot.ErrorLevel.RAISE)
+def _identifiers(sql: str, read: str) -> set[str]:
+    parsed = sqlglot.parse(sql, read=read, error_level=sqlglot.ErrorLevel.RAISE)
     return {i.name for tree in parsed if tree is not None for i in tree.find_all(exp.Identifier)}
 
 
@@ -177,24 +178,22 @@ def _identifiers(sql: str) -> set[str]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+@pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
 @given(schema=NAME, table=NAME, names=COLUMN_NAMES, other=NAME.filter(_usable))
 def test_every_statement_parses_and_keeps_every_name_intact(
-    schema: str, table: str, names: list[str], other: str
+    dialect: Dialect, schema: str, table: str, names: list[str], other: str
 ) -> None:
     if other.casefold() in {n.casefold() for n in names} or other == table:
         other = other + "_2"
     for request in _requests(schema, table, names, other):
-        plan = plan_for(parse_request(request))
-        statements = list(render_plan(plan))
-        statements += [
-            render(replace(s.op, fold_repeated_keys=False))
-            for s in statements
-            if isinstance(s.op, MergeBatchOp)
-        ]
+        plan = plan_for(parse_request(request), dialect)
         seen: set[str] = set()
-        for statement in statements:
-            if statement.sql is not None:
-                seen |= _identifiers(statement.sql)
+        for statement in render_plan(plan, dialect):
+            # Every form the runtime may run (e.g. the MERGE without its fold branch).
+            texts = [statement.sql, *(sql for _form, sql in statement.forms)]
+            for sql in texts:
+                if sql is not None:
+                    seen |= _identifiers(sql, dialect.sqlglot_dialect)
         if plan.noop_reason is None and request["request"] != "describe_table":
             expected = {table} if request["request"] != "migrate" else set()
             if request["request"] in {"write_batch", "write_history_batch", "create_table"}:

@@ -28,8 +28,9 @@ import zstandard
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from spark_destination.errors import BatchFileError, DestinationError, InvalidRequestError
+from spark_destination.errors import BatchFileError
 from spark_destination.model import Compression, Encryption, FileParams
+from spark_destination.runtime.csv_header import check_header
 
 __all__ = ["open_plain_stream", "read_batch_file"]
 
@@ -347,40 +348,12 @@ def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
     }
 
 
-def _check_header(path: str, header: Sequence[str], columns: Sequence[str]) -> None:
-    """File-level checks of the header; names only header fields that are column names.
-
-    A file whose first record names no column of the table has no header (its first record is
-    data): say so without quoting the record, which holds row values.
-    """
-    known = set(columns)
-    if not any(name in known for name in header):
-        raise BatchFileError(
-            f"batch file '{path}' has no header row: none of the {len(header)} fields of its "
-            "first record is a column of the table"
-        )
-    for index, name in enumerate(header):
-        if not name:
-            raise BatchFileError(
-                f"batch file '{path}' has an empty column name in its header (field {index + 1})"
-            )
-        if name not in known:
-            raise InvalidRequestError(
-                f"column '{name}' in batch file '{path}' is not a column of the table"
-            )
-    seen: set[str] = set()
-    for name in header:
-        if name in seen:
-            raise BatchFileError(f"batch file '{path}' has column '{name}' twice in its header")
-        seen.add(name)
-
-
-def _first_record(path: str, key: bytes | None, params: FileParams) -> list[str]:
+def first_record(path: str, key: bytes | None, params: FileParams) -> list[str]:
     """The file's first CSV record, decoded afresh (error path only: naming a column)."""
     try:
         with open_plain_stream(path, key=key, params=params) as stream:
             head = stream.read(_FIRST_BLOCK_BYTES)
-    except DestinationError:
+    except BatchFileError:
         return []
     text = head.decode("utf-8", errors="replace")
     return next(csv.reader(io.StringIO(text, newline="")), [])
@@ -399,7 +372,7 @@ def _parse_csv(
         header = list(reader.schema.names)
         # Checked before reading the rest: a column unknown to the table got an inferred type
         # and must not be parsed further.
-        _check_header(path, header, columns)
+        check_header(path, header, columns)
         return reader.read_all()
     except pa.ArrowException as exc:
         if isinstance(exc, MemoryError):  # ArrowMemoryError is not a problem with the file
@@ -455,5 +428,5 @@ def _read_once(
             path,
             columns,
             block_size,
-            lambda: _first_record(path, key, params),
+            lambda: first_record(path, key, params),
         )
