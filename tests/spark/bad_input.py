@@ -124,26 +124,27 @@ def state(dest: Destination, lake: Lake, table: str, order_by: str = "id") -> Ta
 
 
 class JvmLog:
-    """What Spark's JVM writes to its stderr (log4j's console appender) from now on.
+    """What Spark's JVM writes to its stdout and stderr (log4j's console appender) from now on.
 
     The JVM is a child process: pytest's fd capture does not reach it after it started, so its
-    fd 2 is read through /proc. Under pytest's capture that is a (deleted) temporary file.
+    fds 1 and 2 are read through /proc. Under pytest's capture they are (deleted) temp files.
     """
 
     def __init__(self, lake: Lake) -> None:
         jvm = lake.session.sparkContext._jvm
         assert jvm is not None
         pid = jvm.java.lang.ProcessHandle.current().pid()
-        self._path = f"/proc/{pid}/fd/2"
-        self.readable = stat.S_ISREG(os.stat(self._path).st_mode)
-        self._start = os.stat(self._path).st_size if self.readable else 0
+        paths = [f"/proc/{pid}/fd/{fd}" for fd in (1, 2)]
+        self._files = {p: os.stat(p).st_size for p in paths if stat.S_ISREG(os.stat(p).st_mode)}
+        self.readable = bool(self._files)
 
     def text(self) -> str:
-        if not self.readable:
-            return ""
-        with open(self._path, "rb") as fh:
-            fh.seek(self._start)
-            return fh.read().decode("utf-8", errors="replace")
+        parts = []
+        for path, start in self._files.items():
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                parts.append(fh.read().decode("utf-8", errors="replace"))
+        return "\n".join(parts)
 
 
 def assert_clean_failure(
