@@ -340,10 +340,6 @@ TYPED_GOOD = {
     "dec": "123.45",
 }
 
-# Typed staging (issue 9) rounds fraction digits beyond the scale (1.005 -> 1.01) as Spark's
-# cast does; whether to refuse them instead is undecided.
-ROUNDED = pytest.mark.xfail(strict=True, reason="extra fraction digits are rounded, not refused")
-
 VALUE_CASES = [
     pytest.param("i", "2147483648", id="INT overflow"),
     pytest.param("i", "-2147483649", id="INT underflow"),
@@ -357,7 +353,8 @@ VALUE_CASES = [
     pytest.param("ts", "2024-02-28T25:00:00Z", id="impossible hour"),
     pytest.param("ndt", "2024-04-31T10:00:00", id="impossible naive datetime"),
     pytest.param("dec", "1234.5", id="decimal beyond its precision"),
-    pytest.param("dec", "1.005", id="decimal beyond its scale", marks=ROUNDED),
+    # Refused, not rounded: a silent change of the value is worse than a failed sync.
+    pytest.param("dec", "1.005", id="decimal beyond its scale"),
 ]
 
 
