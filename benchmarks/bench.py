@@ -469,7 +469,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             print(f"{size:,} | {seconds:.2f} | {memory:.2f}")
         print(
             f"(medians of {args.runs} warm runs; small batches: {args.small_runs} runs; "
-            "one run on a shared, loaded machine)"
+            "one run: compare ratios, not absolute times)"
         )
 
 
