@@ -20,6 +20,9 @@ class Form(enum.Enum):
 
     # The batch MERGE without the branch that folds repeated keys (no key occurs twice).
     UNIQUE_KEYS = "no key repeats in the staged batch"
+    # ``UNIQUE_KEYS`` plus an IN filter on the table's key columns whose parameter markers
+    # (``Statement.key_filter``) bind the batch's keys: for batches with few keys.
+    KEY_FILTER = "no key repeats, and few enough keys to bind as a filter"
 
 
 class OutputKind(enum.Enum):
@@ -55,6 +58,15 @@ class CheckOutput:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class KeyFilter:
+    """The parameter markers of a ``Form.KEY_FILTER`` statement: per key column, the marker
+    names its distinct batch values bind to, in order. Fewer values than markers: the first
+    value fills the rest (a repeated IN value changes nothing)."""
+
+    columns: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Statement:
     """One rendered step: ``sql`` is None for runtime directives (staging)."""
 
@@ -63,6 +75,7 @@ class Statement:
     summary: str
     forms: tuple[tuple[Form, str], ...] = ()
     layout: tuple[CheckOutput, ...] = ()
+    key_filter: KeyFilter | None = None
 
     def form(self, form: Form) -> str | None:
         return next((sql for name, sql in self.forms if name is form), None)

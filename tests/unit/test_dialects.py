@@ -45,6 +45,7 @@ def test_a_dialect_must_name_every_type() -> None:
             key_types_refused=frozenset(),
             key_style=KeyStyle.IDENTIFIER_FIELDS,
             changes_key_in_place=False,
+            key_filter_slots=0,
             executable=False,
         )
 

@@ -50,8 +50,8 @@ class _Session:
         self._properties = properties
         self.merges: list[str | None] = []  # the distribution mode each MERGE ran with
 
-    def sql(self, text: str) -> _Result:
-        assert text.startswith("MERGE INTO")
+    def sql(self, text: str, args: object = None) -> _Result:
+        assert text.startswith("MERGE INTO") and args is None
         self.merges.append(self.conf.get(DISTRIBUTION_MODE_CONF))
         return _Result([])
 

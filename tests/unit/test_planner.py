@@ -113,6 +113,28 @@ def test_write_batch_stages_files_in_replace_update_delete_order() -> None:
     assert (merge.null_string, merge.unmodified_string) == ("N", "U")
 
 
+def test_write_batch_filters_the_scan_only_by_keys_whose_literals_compare_exactly() -> None:
+    table = Table(
+        name="events",
+        columns=(
+            Column(name="n", type=DataType.LONG, primary_key=True),
+            Column(name="at", type=DataType.UTC_DATETIME, primary_key=True),
+            Column(name="code", type=DataType.STRING, primary_key=True),
+            Column(
+                name="amount",
+                type=DataType.DECIMAL,
+                primary_key=True,
+                decimal=DecimalParams(precision=10, scale=2),
+            ),
+            Column(name="day", type=DataType.NAIVE_DATE, primary_key=True),
+            SYNCED,
+        ),
+    )
+    merge = plan_write_batch(write_request(table, replace_files=("r",)), table, catalog="l").ops[-1]
+    assert isinstance(merge, MergeBatchOp)
+    assert merge.filter_key == ("n", "code", "day")
+
+
 def test_write_batch_without_replace_files_never_inserts() -> None:
     plan = plan_write_batch(write_request(update_files=("u",)), ORDERS, catalog="lake")
     merge = plan.ops[-1]

@@ -1,10 +1,12 @@
 """Render once: the executor runs exactly the SQL the engine rendered (and preview shows),
-picking the batch MERGE's unique-keys form only when staging found no repeated key."""
+picking the batch MERGE's unique-keys form only when staging found no repeated key, and its
+key-filter form, with the batch's keys bound to the markers, only for a small batch."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from spark_destination.dialects.render import render_plan
@@ -46,6 +48,7 @@ PLAN = Plan(
             null_string="N",
             unmodified_string="U",
             has_upserts=True,
+            filter_key=("id",),
         ),
     )
 )
@@ -58,42 +61,68 @@ class _Result:
 
 class _Session:
     def __init__(self) -> None:
-        self.ran: list[str] = []
+        self.ran: list[tuple[str, dict[str, object] | None]] = []
 
-    def sql(self, text: str) -> _Result:
-        self.ran.append(text)
+    def sql(self, text: str, args: dict[str, object] | None = None) -> _Result:
+        self.ran.append((text, args))
         return _Result()
 
 
 class _Stager:
     repeated = 0
+    rows = 3
 
     def __init__(self, *_: object) -> None:
         pass
 
     def stage(self, op: StageBatchOp, **_: object) -> StagedBatch:
-        span = FileSpan(file=FILE, first_seq=0, rows=3)
-        return StagedBatch(view=op.view, rows=3, spans=(span,), repeated_rows=self.repeated)
+        span = FileSpan(file=FILE, first_seq=0, rows=self.rows)
+        # Keys 7, 8, 9, ...; the second is a repeat of the first when a key repeats.
+        keys = [7 + i for i in range(self.rows)]
+        if self.repeated:
+            keys[1] = keys[0]
+        return StagedBatch(
+            view=op.view,
+            rows=self.rows,
+            spans=(span,),
+            repeated_rows=self.repeated,
+            keys=pa.table({"id": pa.array(keys, pa.int32())}),
+        )
 
     def cleanup(self) -> None:
         pass
 
 
-@pytest.mark.parametrize(("repeated", "form"), [(0, Form.UNIQUE_KEYS), (2, None)])
+@pytest.mark.parametrize(
+    ("repeated", "rows", "form"),
+    [(0, 3, Form.KEY_FILTER), (0, 201, Form.UNIQUE_KEYS), (2, 3, None)],
+)
 def test_the_executor_runs_the_rendered_form_staging_calls_for(
-    repeated: int, form: Form | None, monkeypatch: pytest.MonkeyPatch
+    repeated: int, rows: int, form: Form | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     statements = render_plan(PLAN, SPARK_ICEBERG)
     merge = statements[-1]
     expected = merge.sql if form is None else merge.form(form)
-    assert expected is not None and merge.form(Form.UNIQUE_KEYS) != merge.sql
+    assert expected is not None
+    assert len({merge.sql, merge.form(Form.UNIQUE_KEYS), merge.form(Form.KEY_FILTER)}) == 3
 
-    stager = type("Stager", (_Stager,), {"repeated": repeated})
+    stager = type("Stager", (_Stager,), {"repeated": repeated, "rows": rows})
     monkeypatch.setattr(executor_module, "Stager", stager)
     session = _Session()
     Executor(session).run(statements)  # type: ignore[arg-type]
     # Staging is the value check; the MERGE runs as rendered, in the form staging called for.
-    assert session.ran == [expected]
-    # Both forms are what preview prints.
+    [(ran, args)] = session.ran
+    assert ran == expected
+    if form is Form.KEY_FILTER:
+        # The batch's keys bind to the markers (the first fills the unused ones); the SQL
+        # text holds no key.
+        assert merge.key_filter is not None
+        [(column, markers)] = merge.key_filter.columns
+        assert column == "id" and len(markers) == SPARK_ICEBERG.key_filter_slots
+        assert args == dict(zip(markers, [7, 8, 9] + [7] * (len(markers) - 3), strict=True))
+        assert all(f":{m}" in ran for m in markers)
+    else:
+        assert args is None
+    # Every form is what preview prints.
     shown = format_statements(statements)
-    assert merge.sql in shown and merge.form(Form.UNIQUE_KEYS) in shown  # type: ignore[operator]
+    assert all(text in shown for text in (merge.sql, *(sql for _, sql in merge.forms)))

@@ -61,6 +61,9 @@ class Dialect:
     key_style: KeyStyle
     # ``planner.target.Target.changes_key_in_place``.
     changes_key_in_place: bool
+    # Parameter markers per key column in the batch MERGE's key-filter form (0: no such form):
+    # a batch with at most this many keys binds them as an IN filter on the table's scan.
+    key_filter_slots: int
     # Whether the runtime can execute this dialect here, and if not what is missing.
     executable: bool
     missing: str = ""

@@ -57,6 +57,9 @@ DATABRICKS_DELTA: Final = Dialect(
     key_style=KeyStyle.PRIMARY_KEY_CONSTRAINT,
     # ALTER COLUMN ... SET NOT NULL (Delta checks the existing rows) and DROP PRIMARY KEY.
     changes_key_in_place=True,
+    # Delta skips files by min/max statistics for IN lists; the same bound as Iceberg's keeps
+    # the rendered forms alike.
+    key_filter_slots=200,
     executable=False,
     missing=(
         "this server runs Spark with the Iceberg runtime only; executing Databricks SQL on "

@@ -57,5 +57,8 @@ SPARK_ICEBERG: Final = Dialect(
     key_style=KeyStyle.IDENTIFIER_FIELDS,
     # Iceberg cannot make a column required, nor leave identifier fields empty in place.
     changes_key_in_place=False,
+    # Iceberg prunes data files and Parquet row groups by min/max statistics (and bloom
+    # filters) for IN lists of at most 200 values (InclusiveMetricsEvaluator's limit).
+    key_filter_slots=200,
     executable=True,
 )

@@ -117,9 +117,7 @@ def masked_columns(
     columns: tuple[Column, ...], key: tuple[str, ...], unmodified_string: str | None
 ) -> tuple[str, ...]:
     """Every non-key column has an unmodified mask when the producer set the sentinel."""
-    if unmodified_string is None:
-        return ()
-    return tuple(c.name for c in columns if c.name not in key)
+    return () if unmodified_string is None else tuple(c.name for c in columns if c.name not in key)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,7 +125,8 @@ class MergeBatchOp:
     """Apply a whole WriteBatch with one MERGE (one commit). The staged rows of a repeated key
     (``DUP_COLUMN``) are folded, in ``SEQ_COLUMN`` order, into one source row: per column the
     last value that is not the unmodified sentinel; delete if any row deletes, else upsert if
-    any upserts, else update. The form without the fold runs when no key repeats (usual)."""
+    any upserts, else update; no key repeats (usual): a form without the fold. Values of the
+    ``filter_key`` columns may also bind as a scan filter (small batches read fewer files)."""
 
     table: TableRef
     view: str
@@ -136,6 +135,7 @@ class MergeBatchOp:
     null_string: str | None
     unmodified_string: str | None
     has_upserts: bool
+    filter_key: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

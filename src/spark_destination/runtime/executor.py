@@ -58,6 +58,7 @@ from spark_destination.planner.ir_maintenance import (
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime import faults, transient
 from spark_destination.runtime.catalog import load_table
+from spark_destination.runtime.key_filter import key_filter_args
 from spark_destination.runtime.parquet_files import BatchFileFormat, reader_for
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
@@ -132,11 +133,7 @@ class Executor:
                     op, keys=batch.keys, params=batch.params, type_texts=type_texts
                 )
             case MergeBatchOp():
-                sql = statement.sql
-                if staged[op.view].repeated_rows == 0:
-                    sql = statement.form(Form.UNIQUE_KEYS) or sql
-                assert sql is not None
-                self.sql(sql, what=statement.summary)
+                self._merge_batch(statement, staged[op.view])
             case MergeHistoryOp():
                 assert statement.sql is not None
                 self._merge_history(op, statement.sql, what=statement.summary)
@@ -265,18 +262,36 @@ class Executor:
         finally:
             conf.unset(DISTRIBUTION_MODE_CONF)
 
+    def _merge_batch(self, statement: Statement, batch: StagedBatch) -> None:
+        """The batch MERGE in the cheapest form the staged batch allows."""
+        sql, args = statement.sql, None
+        if batch.repeated_rows == 0:
+            sql = statement.form(Form.UNIQUE_KEYS) or sql
+            filtered = statement.form(Form.KEY_FILTER)
+            if filtered is not None and statement.key_filter is not None:
+                args = key_filter_args(statement.key_filter, batch.keys)
+                if args is not None:
+                    sql = filtered
+                    log.info("%s: the batch's keys filter the table scan", statement.summary)
+        assert sql is not None
+        self.sql(sql, what=statement.summary, args=args)
+
     def _first(self, text: str, *, what: str) -> Any:
         """The first column of the first row of a one-row query."""
         return self.sql(text, what=what)[0][0]
 
-    def sql(self, text: str, *, what: str) -> list[tuple[Any, ...]]:
-        """Run one statement; its rows as plain tuples."""
+    def sql(
+        self, text: str, *, what: str, args: dict[str, object] | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Run one statement, with ``args`` bound to its parameter markers; its rows as
+        plain tuples."""
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         try:
             return transient.retrying(
-                lambda: [tuple(row) for row in self._session.sql(text).collect()], what=what
+                lambda: [tuple(row) for row in self._session.sql(text, args=args).collect()],
+                what=what,
             )
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None

@@ -67,6 +67,9 @@ class StagedBatch:
     spans: tuple[FileSpan, ...]
     # Rows whose key occurs more than once in the batch (they need folding).
     repeated_rows: int = 0
+    # The staged key columns (zero-copy slices of the staged Arrow table), for the MERGE's
+    # key filter; None when the batch was not staged from Arrow here.
+    keys: pa.Table | None = None
 
 
 def decode_spec(op: StageBatchOp, type_texts: tuple[tuple[str, str], ...] = ()) -> DecodeSpec:
@@ -188,7 +191,13 @@ class Stager:
         frame.createOrReplaceTempView(op.view)
         self._views.append(op.view)
         repeated = pc.sum(table.column(DUP_COLUMN)).as_py() or 0
-        return StagedBatch(view=op.view, rows=table.num_rows, spans=spans, repeated_rows=repeated)
+        return StagedBatch(
+            view=op.view,
+            rows=table.num_rows,
+            spans=spans,
+            repeated_rows=repeated,
+            keys=table.select(list(op.key)),
+        )
 
     def _stage_on_tmpfs(self, table: pa.Table) -> DataFrame | None:
         """The batch as a Parquet file on the RAM-backed staging folder; None if it does not fit.

@@ -27,7 +27,7 @@ from spark_destination.dialects.quoting import ident, qualified, string_literal,
 from spark_destination.errors import RenderError
 from spark_destination.model import Column
 from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
-from spark_destination.rendered import CheckOutput, Form, Statement
+from spark_destination.rendered import CheckOutput, Form, KeyFilter, Statement
 
 # Fixed aliases keep rendered SQL (and so previews and snapshots) stable.
 TARGET_ALIAS: Final = "t"
@@ -113,6 +113,7 @@ class Renderer:
         known_gap: bool = False,
         forms: tuple[tuple[Form, str], ...] = (),
         layout: tuple[CheckOutput, ...] = (),
+        key_filter: KeyFilter | None = None,
     ) -> Statement:
         return Statement(
             op=op,
@@ -120,6 +121,7 @@ class Renderer:
             summary=summary,
             forms=tuple((form, finalize(self.dialect, text)) for form, text in forms),
             layout=layout,
+            key_filter=key_filter,
         )
 
     def sql(self, expression: exp.Expr) -> str:

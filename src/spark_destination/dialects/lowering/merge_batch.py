@@ -4,9 +4,14 @@ The MERGE reads the typed staged view (``StageBatchOp``): values are typed, the 
 is NULL and "unmodified" is a boolean mask column, so no value is compared with a sentinel or
 cast from text, as in a bare MERGE from a typed view.
 
-The statement is rendered in two forms: with the branch that folds a repeated key's staged
-rows into one source row, and without it (``Form.UNIQUE_KEYS``), which the runtime runs when
-staging found no repeated key, the usual case.
+The statement is rendered in up to three forms: with the branch that folds a repeated key's
+staged rows into one source row; without it (``Form.UNIQUE_KEYS``), which the runtime runs
+when staging found no repeated key, the usual case; and that form with the table's key columns
+also filtered by parameter markers (``Form.KEY_FILTER``), which the runtime binds to the keys
+of a small batch. The filter sits in the ON clause and names only the target, so Spark pushes
+it into the table scan: the table format then skips data files and Parquet row groups whose
+statistics or bloom filters rule every key out, and a small batch no longer reads the whole
+table. It changes no result: a target row it excludes matches no source row anyway.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.rendered import Form, Statement
+from spark_destination.rendered import Form, KeyFilter, Statement
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +75,40 @@ def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
     summary = f"merge batch into {op.table.name!r}"
     folding = r.template("merge_batch", _context(r, op, fold=True))
     unique = r.template("merge_batch", _context(r, op, fold=False))
-    return r.statement(op, folding, summary, forms=((Form.UNIQUE_KEYS, unique),))
+    forms = [(Form.UNIQUE_KEYS, unique)]
+    key_filter = _key_filter(op, r.dialect.key_filter_slots)
+    if key_filter is not None:
+        filtered = _context(r, op, fold=False, key_filter=key_filter)
+        forms.append((Form.KEY_FILTER, r.template("merge_batch", filtered)))
+    return r.statement(op, folding, summary, forms=tuple(forms), key_filter=key_filter)
+
+
+def _key_filter(op: MergeBatchOp, slots: int) -> KeyFilter | None:
+    """Marker names per filterable key column: ``sd_key_<column>_<slot>`` (plain identifiers,
+    whatever the column is called)."""
+    if not op.filter_key or slots <= 0:
+        return None
+    return KeyFilter(
+        columns=tuple(
+            (name, tuple(f"sd_key_{i}_{slot}" for slot in range(slots)))
+            for i, name in enumerate(op.filter_key)
+        )
+    )
+
+
+def _on(key_columns: list[Column], key_filter: KeyFilter | None) -> exp.Expr:
+    """The key match, then (key-filter form) each filtered target key column IN its markers."""
+    match = keys_equal([c.name for c in key_columns], TARGET_ALIAS, SOURCE_ALIAS)
+    if key_filter is None:
+        return match
+    filters = [
+        exp.In(
+            this=col(name, TARGET_ALIAS),
+            expressions=[exp.Placeholder(this=marker) for marker in markers],
+        )
+        for name, markers in key_filter.columns
+    ]
+    return exp.and_(match, *filters)
 
 
 def _fold_op() -> exp.Expr:
@@ -117,7 +155,9 @@ def _value(op: MergeBatchOp, column: Column, masked: set[str], kept: exp.Expr) -
     return exp.Case(ifs=[exp.If(this=mask, true=kept)], default=source)
 
 
-def _context(r: Renderer, op: MergeBatchOp, *, fold: bool) -> MergeBatchContext:
+def _context(
+    r: Renderer, op: MergeBatchOp, *, fold: bool, key_filter: KeyFilter | None = None
+) -> MergeBatchContext:
     key_columns = [c for c in op.columns if c.name in op.key]
     value_columns = [c for c in op.columns if c.name not in op.key]
     masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
@@ -150,7 +190,7 @@ def _context(r: Renderer, op: MergeBatchOp, *, fold: bool) -> MergeBatchContext:
         folded=[r.sql(e) for e in _folded(op, key_columns, value_columns)],
         fold_op=r.sql(alias(_fold_op(), OP_COLUMN)),
         key=[ident(c.name) for c in key_columns],
-        on=r.sql(keys_equal([c.name for c in key_columns], TARGET_ALIAS, SOURCE_ALIAS)),
+        on=r.sql(_on(key_columns, key_filter)),
         deleting=r.sql(_source_op_is(RowOp.DELETE)),
         assignments=assignments,
         inserting=r.sql(_source_op_is(RowOp.UPSERT)),
