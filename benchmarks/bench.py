@@ -8,8 +8,8 @@ write starts from the same table state (Iceberg ``rollback_to_snapshot`` between
 Figures (issue 9's table): N-row upsert WriteBatch into an N-row table (median of warm runs,
 and over the floor's median and first run); mixed (60 % replace, 25 % update with unmodified
 columns, 15 % delete); N-version WriteHistoryBatch over the N-row upsert; small batch (100
-replace, 10 update, 10 delete) p50 on a big table over the bare small MERGE, and big over a
-table 10x smaller; Parquet over CSV upsert; peak RSS (this process and the JVM) of the
+replace, 10 update, 10 delete; sequential and random keys) p50 on a big table over the bare
+small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS (this process and the JVM) of the
 connector over the floor; decrypt + decompress + parse (+ typing) throughput; growth of time
 and memory with N.
 
@@ -106,6 +106,32 @@ def update_row(i: int, rng: random.Random) -> list[str]:
     """Half the columns unmodified."""
     full = row(i, rng, "2024-07-01T12:00:00.000Z")
     return [v if n % 2 == 0 or n == 0 else UNMOD for n, v in enumerate(full)]
+
+
+PATTERNS = ("sequential", "random")
+
+
+def small_batch(files: Files, pattern: str, size: int, rng: random.Random) -> dict[str, list[str]]:
+    """100 upserts, 10 updates (half the columns unmodified) and 10 deletes on a table holding
+    keys 0 .. size-1. Sequential keys: the upserts are new keys right above the largest and
+    the changes hit the newest 1 % (an append-mostly source). Random keys: the upserts are
+    anywhere in twice the key range (half of them new) and the changes anywhere."""
+    if pattern == "sequential":
+        upserts = list(range(size, size + 100))
+        changed = rng.sample(range(size - size // 100, size), 20)
+    else:
+        upserts = rng.sample(range(2 * size), 100)
+        changed, taken = [], set(upserts)  # a repeated key would need the fold
+        while len(changed) < 20:
+            key = rng.randrange(size)
+            if key not in taken:
+                taken.add(key)
+                changed.append(key)
+    return {
+        "replace": [files.write([row(i, rng) for i in upserts])],
+        "update": [files.write([update_row(i, rng) for i in changed[:10]])],
+        "delete": [files.write([row(i, rng) for i in changed[10:]])],
+    }
 
 
 class Files:
@@ -400,47 +426,45 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             (f"{n:,}-version WriteHistoryBatch ÷ its floor (one run)", median(connector), floor[0])
         )
 
-        # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table.
-        small_p50: dict[int, float] = {}
-        small_floor: dict[int, float] = {}
+        # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table,
+        # with sequential and with random keys (``small_batch``).
+        small_p50: dict[tuple[str, int], float] = {}
+        small_floor: dict[tuple[str, int], float] = {}
         for size in (big_table // 10, big_table):
             table = bench.table(f"small_{size}")
             bench.csv.write_batch(
                 {}, bench.request(table, replace=[files.write([row(i, rng) for i in range(size)])])
             )
             start = bench.snapshot(table)
-            times = []
-            request = None
-            for _ in range(args.small_runs):
-                picks = rng.sample(range(size), 20)
-                first = rng.randrange(size)
-                request = bench.request(
-                    table,
-                    replace=[files.write([row(first + i, rng) for i in range(100)])],
-                    update=[files.write([update_row(i, rng) for i in picks[:10]])],
-                    delete=[files.write([row(i, rng) for i in picks[10:]])],
+            for pattern in PATTERNS:
+                times = []
+                request = None
+                for _ in range(args.small_runs):
+                    request = bench.request(table, **small_batch(files, pattern, size, rng))
+                    times.append(bench.timed_write(bench.csv, request))
+                    bench.rollback(table, start)
+                small_p50[pattern, size] = median(times)
+                assert request is not None
+                plan = plan_write_batch(request, table, catalog=bench.config.catalog)
+                floor, _ = bench.floor(plan, args.small_runs, table, start)
+                small_floor[pattern, size] = median(floor)
+        for pattern in PATTERNS:
+            big, small = (pattern, big_table), (pattern, big_table // 10)
+            figures.append(
+                (
+                    f"small batch p50 at {big_table:,} rows ÷ bare small MERGE, {pattern} keys",
+                    small_p50[big],
+                    small_floor[big],
                 )
-                times.append(bench.timed_write(bench.csv, request))
-                bench.rollback(table, start)
-            small_p50[size] = median(times)
-            assert request is not None
-            plan = plan_write_batch(request, table, catalog=bench.config.catalog)
-            floor, _ = bench.floor(plan, args.small_runs, table, start)
-            small_floor[size] = median(floor)
-        figures.append(
-            (
-                f"small batch p50 at {big_table:,} rows ÷ bare small MERGE",
-                small_p50[big_table],
-                small_floor[big_table],
             )
-        )
-        figures.append(
-            (
-                f"small batch p50 at {big_table:,} ÷ at {big_table // 10:,} rows",
-                small_p50[big_table],
-                small_p50[big_table // 10],
+            figures.append(
+                (
+                    f"small batch p50 at {big_table:,} ÷ at {big_table // 10:,} rows, "
+                    f"{pattern} keys",
+                    small_p50[big],
+                    small_p50[small],
+                )
             )
-        )
 
         # 5. Growth: one upsert (into an empty table) per size, time and peak memory.
         growth_lines = []
