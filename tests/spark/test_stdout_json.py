@@ -11,8 +11,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -50,3 +52,24 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
     assert "replay: [01_basic.json] WriteBatch all_types" in messages
     # The human report (and the tables) go to stderr.
     assert "\nOK\n" in result.stderr
+
+
+def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_in_words(
+    spark: SparkSession,
+) -> None:
+    jvm: Any = spark._jvm  # noqa: SLF001 - log4j's own objects, as Spark's classes use them
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    layout = context.getConfiguration().getAppender("json").getLayout()
+    message = "the value 'secret-1' isn't valid; X'0A0B' doesn't fit (col='secret-2')"
+    event = (
+        log4j.core.impl.Log4jLogEvent.newBuilder()
+        .setLoggerName("sd.masking")
+        .setLevel(log4j.Level.WARN)
+        .setMessage(log4j.message.SimpleMessage(message))
+        .build()
+    )
+    line = json.loads(layout.toSerializable(event))
+    assert line["message"].endswith(
+        "the value '***' isn't valid; X'***' doesn't fit (col='***')"
+    ), line["message"]
