@@ -9,9 +9,9 @@ Figures (issue 9's table): N-row upsert WriteBatch into an N-row table (median o
 and over the floor's median and first run); mixed (60 % replace, 25 % update with unmodified
 columns, 15 % delete); N-version WriteHistoryBatch over the N-row upsert; small batch (100
 replace, 10 update, 10 delete; sequential and random keys) p50 on a big table over the bare
-small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS (this process and the JVM) of the
-connector over the floor; decrypt + decompress + parse (+ typing) throughput; growth of time
-and memory with N.
+small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS (this process
+and the JVM) of the connector over the floor; decrypt + decompress + parse (+ typing)
+throughput; growth of time and memory with N.
 
 Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k

@@ -1,5 +1,5 @@
-"""The batch MERGE's key filter: a small batch reads only the data files that may hold its
-keys, and gives the same table as the unfiltered MERGE.
+"""The batch and history MERGEs' key filter: a small batch reads only the data files that may
+hold its keys, and gives the same table as the unfiltered MERGE.
 
 The proof that the filter reaches the table scan: the data files of an old batch whose keys
 the new batch does not touch are deleted from disk. The small batch still succeeds (the scan
@@ -9,6 +9,7 @@ touching those keys, fails because it must read them.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 from urllib.parse import urlparse
@@ -22,7 +23,11 @@ from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine import Engine, SessionProvider
 from spark_destination.errors import DestinationError
 from spark_destination.model import Column, DataType, FileParams, Table
-from spark_destination.requests import CreateTableRequest, WriteBatchRequest
+from spark_destination.requests import (
+    CreateTableRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
 from spark_destination.runtime.session import SparkSettings
 from spark_destination.testing.batch_writer import new_key, write_batch_file
 
@@ -42,51 +47,55 @@ SCHEMA = "key_filter"
 
 
 class _Writer:
-    def __init__(self, engine: Engine, folder: Path) -> None:
-        self.engine, self.folder, self.count = engine, folder, 0
+    def __init__(self, engine: Engine, folder: Path, table: Table, *, history: bool = False):
+        self.engine, self.folder, self.table, self.history = engine, folder, table, history
+        self.count = 0
 
     def write(self, **files: list[list[str]]) -> None:
         paths: dict[str, tuple[str, ...]] = {}
         keys: dict[str, bytes] = {}
+        header = [c.name for c in self.table.columns]
         for kind, rows in files.items():
             self.count += 1
             path = self.folder / f"b{self.count}.csv"
             keys[str(path)] = new_key()
-            write_batch_file(path, HEADER, rows, params=PARAMS, key=keys[str(path)])
+            write_batch_file(path, header, rows, params=PARAMS, key=keys[str(path)])
             paths[f"{kind}_files"] = (str(path),)
-        request = WriteBatchRequest(
-            schema=SCHEMA,
-            table=TABLE,
-            file_params=PARAMS,
-            keys=keys,
-            **paths,  # type: ignore[arg-type]
-        )
-        self.engine.write_batch({}, request)
+        common = {"schema": SCHEMA, "table": self.table, "file_params": PARAMS, "keys": keys}
+        if self.history:
+            self.engine.write_history_batch({}, WriteHistoryBatchRequest(**common, **paths))  # type: ignore[arg-type]
+        else:
+            self.engine.write_batch({}, WriteBatchRequest(**common, **paths))  # type: ignore[arg-type]
 
 
-def _data_files(spark: SparkSession) -> set[str]:
-    name = qualified("lake", SCHEMA, "t") + ".files"
+def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
+    configuration = {"warehouse": settings.warehouse, "catalog": settings.catalog}
+    provider = SessionProvider.shared(spark, parse_config(configuration))
+    return Engine(provider, defaults=configuration)
+
+
+def _data_files(spark: SparkSession, table: str = "t") -> set[str]:
+    name = qualified("lake", SCHEMA, table) + ".files"
     return {
         r[0]
         for r in spark.newSession().sql(f"SELECT file_path FROM {name} WHERE content = 0").collect()
     }  # noqa: S608
 
 
-def _rows(spark: SparkSession) -> list[tuple[object, ...]]:
+def _rows(spark: SparkSession, table: str = "t") -> list[tuple[object, ...]]:
     # A new session: the root session's catalog caches the table as it last loaded it.
-    table = spark.newSession().table(qualified("lake", SCHEMA, "t"))
-    return [tuple(r) for r in table.where("id >= 1000").orderBy("id", "code").collect()]
+    session = spark.newSession()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    rows = session.table(qualified("lake", SCHEMA, table)).where("id >= 1000").orderBy("id")
+    return [tuple(r) for r in rows.collect()]
 
 
 def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
 ) -> None:
-    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
-    engine = Engine(
-        SessionProvider.shared(spark, parse_config(configuration)), defaults=configuration
-    )
+    engine = _engine(spark, spark_settings)
     engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=TABLE))
-    writer = _Writer(engine, tmp_path)
+    writer = _Writer(engine, tmp_path, TABLE)
     writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
     old = _data_files(spark)
     writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
@@ -114,3 +123,63 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     del expected[2]
     expected.append((3000, "b", 6, "six"))
     assert _rows(spark) == expected
+
+
+HISTORY = Table(
+    name="h",
+    columns=(
+        Column(name="id", type=DataType.LONG, primary_key=True),
+        Column(name="v", type=DataType.STRING),
+        Column(name="_fivetran_start", type=DataType.UTC_DATETIME, primary_key=True),
+        Column(name="_fivetran_end", type=DataType.UTC_DATETIME),
+        Column(name="_fivetran_active", type=DataType.BOOLEAN),
+        Column(name="_fivetran_synced", type=DataType.UTC_DATETIME),
+    ),
+)
+T1, T2, T3, SYNCED = (
+    "2024-01-01T00:00:00Z",
+    "2024-01-02T00:00:00Z",
+    "2024-01-03T00:00:00Z",
+    "2024-02-01T00:00:00Z",
+)
+TMAX = "9999-12-31T23:59:59.999Z"
+
+
+def _at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
+
+
+def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
+    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+) -> None:
+    engine = _engine(spark, spark_settings)
+    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=HISTORY))
+    writer = _Writer(engine, tmp_path, HISTORY, history=True)
+
+    def version(key: int, value: str, start: str) -> list[str]:
+        return [str(key), value, start, TMAX, "true", SYNCED]
+
+    writer.write(replace=[version(i, "old", T1) for i in range(1, 51)])
+    old = _data_files(spark, "h")
+    writer.write(replace=[version(i, "old", T1) for i in range(1000, 1051)])
+    for path in old:
+        os.remove(urlparse(path).path)
+
+    slots = SPARK_ICEBERG.key_filter_slots
+    with pytest.raises(DestinationError):
+        writer.write(replace=[version(2000 + i, "big", T2) for i in range(slots + 1)])
+
+    # A new version of 1000 (closes the stored one), a new key, and a delete of 1001.
+    writer.write(
+        replace=[version(1000, "new", T2), version(3000, "six", T2)],
+        delete=[["1001", "NUL", "NUL", T3, "false", SYNCED]],
+    )
+    closed = _at(T2) - dt.timedelta(milliseconds=1)
+    expected = {
+        (1000, "old", _at(T1), closed, False, _at(SYNCED)),
+        (1000, "new", _at(T2), _at(TMAX), True, _at(SYNCED)),
+        (1001, "old", _at(T1), _at(T3), False, _at(SYNCED)),
+        *((i, "old", _at(T1), _at(TMAX), True, _at(SYNCED)) for i in range(1002, 1051)),
+        (3000, "six", _at(T2), _at(TMAX), True, _at(SYNCED)),
+    }
+    assert set(_rows(spark, "h")) == expected

@@ -15,6 +15,7 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from spark_destination.rendered import Form
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
@@ -36,7 +37,9 @@ HISTORY = (
 )
 
 
-def _merge(table: TableRef, null: str | None, unmod: str | None) -> MergeHistoryOp:
+def _merge(
+    table: TableRef, null: str | None, unmod: str | None, filter_key: tuple[str, ...] = ()
+) -> MergeHistoryOp:
     return MergeHistoryOp(
         table=table,
         view="sd_batch",
@@ -47,12 +50,15 @@ def _merge(table: TableRef, null: str | None, unmod: str | None) -> MergeHistory
         active="_fivetran_active",
         null_string=null,
         unmodified_string=unmod,
+        filter_key=filter_key,
     )
 
 
 CASES: dict[str, Op] = {
     "merge_history": _merge(TABLE, NULL, UNMOD),
     "merge_history_odd_names_no_sentinels": _merge(ODD_TABLE, None, None),
+    # One filtered key column keeps the golden readable (the batch golden shows two).
+    "merge_history_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
     "truncate_soft_history": TruncateOp(
         table=TABLE,
         synced_column="_fivetran_synced",
@@ -65,7 +71,8 @@ CASES: dict[str, Op] = {
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_history_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    assert golden_text(CASES[case], dialect) == sql_snapshot
+    form = Form.KEY_FILTER if case == "merge_history_key_filter" else None
+    assert golden_text(CASES[case], dialect, form) == sql_snapshot
 
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
@@ -84,3 +91,17 @@ def test_history_merge_closes_one_millisecond_before_the_earliest_start() -> Non
     assert "(`id`, `region`) IN (" in sql
     assert "PARTITION BY `id`, `region`\n" in sql
     assert "PARTITION BY `id`, `region`, `_fivetran_start`" not in sql
+
+
+def test_the_history_key_filter_form_filters_both_reads_of_the_table() -> None:
+    (statement,) = rendered(CASES["merge_history_key_filter"], "spark_iceberg")
+    filtered = statement.form(Form.KEY_FILTER)
+    assert filtered is not None and statement.key_filter is not None
+    [(column, markers)] = statement.key_filter.columns
+    assert column == "id"
+    # The stored versions of the batch's keys, and the MERGE's target.
+    assert "AND `id` IN (\n        :sd_key_0_0," in filtered
+    assert "AND `t`.`id` IN (\n  :sd_key_0_0," in filtered
+    assert filtered.count(f":{markers[-1]}") == 2
+    unfiltered = rendered(CASES["merge_history"], "spark_iceberg")[0]
+    assert unfiltered.form(Form.KEY_FILTER) is None and ":sd_key" not in (unfiltered.sql or "")

@@ -48,7 +48,12 @@ from spark_destination.planner.ir import (
     StageBatchOp,
     StagedFile,
 )
-from spark_destination.planner.tables import check_decryption_keys, resolve_columns, table_ref
+from spark_destination.planner.tables import (
+    check_decryption_keys,
+    filter_key,
+    resolve_columns,
+    table_ref,
+)
 from spark_destination.planner.write import BATCH_VIEW, sentinel
 from spark_destination.requests import WriteHistoryBatchRequest
 
@@ -131,6 +136,7 @@ def plan_write_history_batch(
                 active=HISTORY_ACTIVE,
                 null_string=null_string,
                 unmodified_string=unmodified_string,
+                filter_key=filter_key(columns, key),
             ),
         )
     )

@@ -38,8 +38,7 @@ class RowOp(enum.Enum):
 # Bookkeeping columns of every staged batch view (the prefix cannot clash with Fivetran's).
 OP_COLUMN = "__sd_op"
 SEQ_COLUMN = "__sd_seq"
-# True on rows whose key occurs more than once in the staged batch: only those need folding.
-DUP_COLUMN = "__sd_dup"
+DUP_COLUMN = "__sd_dup"  # true on rows whose key repeats in the batch (only those are folded)
 UNMODIFIED_PREFIX = "__sd_unmodified_"  # staged mask: true where a column is "unmodified"
 
 
@@ -156,7 +155,7 @@ class MergeHistoryOp:
       an earlier version of the batch, else of the newest surviving version, else NULL;
     * a delete closes the key's active version (a new one if the batch inserts one, else the
       existing one) at ``deleted_at``: ``active = false``, ``end = deleted_at``.
-    """
+    ``filter_key`` as in ``MergeBatchOp`` (both reads of the table are filtered)."""
 
     table: TableRef
     view: str
@@ -167,6 +166,7 @@ class MergeHistoryOp:
     active: str
     null_string: str | None
     unmodified_string: str | None
+    filter_key: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

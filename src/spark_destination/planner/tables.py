@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from spark_destination.errors import InvalidRequestError
 from spark_destination.model import (
@@ -15,6 +16,14 @@ from spark_destination.model import (
     Table,
 )
 from spark_destination.planner.ir import StagedFile, TableRef
+
+# Key types whose batch values bind as literals that compare exactly with the stored values
+# and that table formats keep min/max statistics and bloom filters for. Excluded: timestamps
+# (a Python datetime binds through the process's time zone), floats, decimals (a literal's
+# own precision would widen the comparison and stop the filter reaching the scan), binary.
+FILTERABLE_KEY_TYPES: Final = frozenset(
+    {DataType.SHORT, DataType.INT, DataType.LONG, DataType.STRING, DataType.NAIVE_DATE}
+)
 
 
 def table_ref(catalog: str, schema: str, name: str) -> TableRef:
@@ -89,3 +98,9 @@ def check_decryption_keys(
 
 def _names(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names)
+
+
+def filter_key(columns: tuple[Column, ...], key: tuple[str, ...]) -> tuple[str, ...]:
+    """The key columns a small batch's values may filter the table's scan by."""
+    types = {c.name: c.type for c in columns}
+    return tuple(k for k in key if types[k] in FILTERABLE_KEY_TYPES)

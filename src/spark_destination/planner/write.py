@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from spark_destination.errors import InvalidRequestError
-from spark_destination.model import Column, DataType, FileKind, Table
+from spark_destination.model import FileKind, Table
 from spark_destination.planner.ir import (
     MergeBatchOp,
     Plan,
@@ -15,6 +15,7 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.tables import (
     check_decryption_keys,
+    filter_key,
     merge_key,
     resolve_columns,
     table_ref,
@@ -22,13 +23,6 @@ from spark_destination.planner.tables import (
 from spark_destination.requests import WriteBatchRequest
 
 BATCH_VIEW: Final = "sd_batch"
-# Key types whose batch values bind as literals that compare exactly with the stored values
-# and that table formats keep min/max statistics and bloom filters for. Excluded: timestamps
-# (a Python datetime binds through the process's time zone), floats, decimals (a literal's
-# own precision would widen the comparison and stop the filter reaching the scan), binary.
-FILTERABLE_KEY_TYPES: Final = frozenset(
-    {DataType.SHORT, DataType.INT, DataType.LONG, DataType.STRING, DataType.NAIVE_DATE}
-)
 
 
 def sentinel(value: str) -> str | None:
@@ -82,9 +76,3 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
             ),
         )
     )
-
-
-def filter_key(columns: tuple[Column, ...], key: tuple[str, ...]) -> tuple[str, ...]:
-    """The key columns a small batch's values may filter the table's scan by."""
-    types = {c.name: c.type for c in columns}
-    return tuple(k for k in key if types[k] in FILTERABLE_KEY_TYPES)

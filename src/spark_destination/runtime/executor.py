@@ -136,7 +136,8 @@ class Executor:
                 self._merge_batch(statement, staged[op.view])
             case MergeHistoryOp():
                 assert statement.sql is not None
-                self._merge_history(op, statement.sql, what=statement.summary)
+                sql, args = self._key_filtered(statement, staged.get(op.view), statement.sql)
+                self._merge_history(op, sql, what=statement.summary, args=args)
             case (
                 CreateNamespaceOp()
                 | CreateTableOp()
@@ -241,7 +242,9 @@ class Executor:
                 loggable=prefix + "; ".join(logged for _, logged in problems) + suffix,
             )
 
-    def _merge_history(self, op: MergeHistoryOp, sql: str, *, what: str) -> None:
+    def _merge_history(
+        self, op: MergeHistoryOp, sql: str, *, what: str, args: dict[str, object] | None
+    ) -> None:
         """Run the history MERGE without Iceberg's write shuffle, unless told otherwise.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
@@ -254,11 +257,11 @@ class Executor:
         if conf.get(DISTRIBUTION_MODE_CONF, None) is not None or (
             MERGE_DISTRIBUTION_MODE_PROPERTY in self._properties(op.table)
         ):
-            self.sql(sql, what=what)
+            self.sql(sql, what=what, args=args)
             return
         conf.set(DISTRIBUTION_MODE_CONF, "none")
         try:
-            self.sql(sql, what=what)
+            self.sql(sql, what=what, args=args)
         finally:
             conf.unset(DISTRIBUTION_MODE_CONF)
 
@@ -267,14 +270,25 @@ class Executor:
         sql, args = statement.sql, None
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
-            filtered = statement.form(Form.KEY_FILTER)
-            if filtered is not None and statement.key_filter is not None:
-                args = key_filter_args(statement.key_filter, batch.keys)
-                if args is not None:
-                    sql = filtered
-                    log.info("%s: the batch's keys filter the table scan", statement.summary)
+            sql, args = self._key_filtered(statement, batch, sql)
         assert sql is not None
         self.sql(sql, what=statement.summary, args=args)
+
+    @staticmethod
+    def _key_filtered(
+        statement: Statement, batch: StagedBatch | None, sql: str | None
+    ) -> tuple[str, dict[str, object] | None]:
+        """The statement's key-filter form with the batch's keys bound to its markers, when
+        the batch is small enough; otherwise ``sql`` unchanged."""
+        assert sql is not None
+        filtered = statement.form(Form.KEY_FILTER)
+        if filtered is None or statement.key_filter is None or batch is None:
+            return sql, None
+        args = key_filter_args(statement.key_filter, batch.keys)
+        if args is None:
+            return sql, None
+        log.info("%s: the batch's keys filter the table scan", statement.summary)
+        return filtered, args
 
     def _first(self, text: str, *, what: str) -> Any:
         """The first column of the first row of a one-row query."""

@@ -196,3 +196,27 @@ def timestamp_text(value: str) -> exp.Expr:
     # Built, never parsed from Spark text: sqlglot's Spark reader makes CAST a safe cast,
     # which other dialects print as TRY_CAST.
     return exp.cast(exp.Literal.string(value), exp.DataType.build("TIMESTAMP"))
+
+
+def markers_for(filter_key: tuple[str, ...], slots: int) -> KeyFilter | None:
+    """The key-filter form's parameter markers: ``sd_key_<column>_<slot>`` per filterable key
+    column (plain identifiers, whatever the column is called); None without such a form."""
+    if not filter_key or slots <= 0:
+        return None
+    return KeyFilter(
+        columns=tuple(
+            (name, tuple(f"sd_key_{i}_{slot}" for slot in range(slots)))
+            for i, name in enumerate(filter_key)
+        )
+    )
+
+
+def keys_in_markers(key_filter: KeyFilter, table: str | None) -> list[exp.Expr]:
+    """Per filtered key column: ``table.column IN (:marker, ...)``."""
+    return [
+        exp.In(
+            this=col(name, table),
+            expressions=[exp.Placeholder(this=marker) for marker in markers],
+        )
+        for name, markers in key_filter.columns
+    ]

@@ -29,6 +29,8 @@ from spark_destination.dialects.lowering.common import (
     assign,
     col,
     keys_equal,
+    keys_in_markers,
+    markers_for,
     text,
 )
 from spark_destination.dialects.quoting import ident
@@ -76,24 +78,11 @@ def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
     folding = r.template("merge_batch", _context(r, op, fold=True))
     unique = r.template("merge_batch", _context(r, op, fold=False))
     forms = [(Form.UNIQUE_KEYS, unique)]
-    key_filter = _key_filter(op, r.dialect.key_filter_slots)
+    key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
     if key_filter is not None:
         filtered = _context(r, op, fold=False, key_filter=key_filter)
         forms.append((Form.KEY_FILTER, r.template("merge_batch", filtered)))
     return r.statement(op, folding, summary, forms=tuple(forms), key_filter=key_filter)
-
-
-def _key_filter(op: MergeBatchOp, slots: int) -> KeyFilter | None:
-    """Marker names per filterable key column: ``sd_key_<column>_<slot>`` (plain identifiers,
-    whatever the column is called)."""
-    if not op.filter_key or slots <= 0:
-        return None
-    return KeyFilter(
-        columns=tuple(
-            (name, tuple(f"sd_key_{i}_{slot}" for slot in range(slots)))
-            for i, name in enumerate(op.filter_key)
-        )
-    )
 
 
 def _on(key_columns: list[Column], key_filter: KeyFilter | None) -> exp.Expr:
@@ -101,14 +90,7 @@ def _on(key_columns: list[Column], key_filter: KeyFilter | None) -> exp.Expr:
     match = keys_equal([c.name for c in key_columns], TARGET_ALIAS, SOURCE_ALIAS)
     if key_filter is None:
         return match
-    filters = [
-        exp.In(
-            this=col(name, TARGET_ALIAS),
-            expressions=[exp.Placeholder(this=marker) for marker in markers],
-        )
-        for name, markers in key_filter.columns
-    ]
-    return exp.and_(match, *filters)
+    return exp.and_(match, *keys_in_markers(key_filter, TARGET_ALIAS))
 
 
 def _fold_op() -> exp.Expr:

@@ -24,6 +24,8 @@ from spark_destination.dialects.lowering.common import (
     col,
     is_null,
     keys_equal,
+    keys_in_markers,
+    markers_for,
     number,
     op_is,
     text,
@@ -38,7 +40,7 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.rendered import Statement
+from spark_destination.rendered import Form, KeyFilter, Statement
 
 # Names used inside the MERGE source; the ``__sd_`` prefix cannot collide with Fivetran columns.
 ROWS: Final = "__sd_rows"
@@ -165,6 +167,9 @@ def _first(array: exp.Expr) -> exp.Expr:
 
 
 def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
+    """The MERGE, and its key-filter form (``Form.KEY_FILTER``): both reads of the table, the
+    stored versions of the batch's keys and the MERGE's target, also filtered by the markers
+    the runtime binds to a small batch's keys, so they skip the files that cannot hold them."""
     start = next(c for c in op.columns if c.name == op.start)
     shape = _Shape(
         op=op,
@@ -172,17 +177,31 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
         start=start,
         values=[c for c in op.columns if c.name not in op.key and c.name != op.start],
     )
+    summary = f"merge history batch into {op.table.name!r}"
+    sql = r.template("merge_history", _context(r, shape, None))
+    key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
+    if key_filter is None:
+        return r.statement(op, sql, summary)
+    filtered = r.template("merge_history", _context(r, shape, key_filter))
+    return r.statement(
+        op, sql, summary, forms=((Form.KEY_FILTER, filtered),), key_filter=key_filter
+    )
+
+
+def _context(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> MergeHistoryContext:
+    op = shape.op
     action = col(ACTION, SOURCE_ALIAS)
     on = exp.and_(
-        keys_equal([c.name for c in (*shape.keys, start)], TARGET_ALIAS, SOURCE_ALIAS),
+        keys_equal([c.name for c in (*shape.keys, shape.start)], TARGET_ALIAS, SOURCE_ALIAS),
         exp.NEQ(this=action.copy(), expression=text(ACTION_INSERT)),
+        *(keys_in_markers(key_filter, TARGET_ALIAS) if key_filter else ()),
     )
-    context = MergeHistoryContext(
+    return MergeHistoryContext(
         table=r.table(op.table),
         target=ident(TARGET_ALIAS),
         source=ident(SOURCE_ALIAS),
         rows=_rows(r, shape),
-        all=_all(r, shape),
+        all=_all(r, shape, key_filter),
         windowed=_windowed(r, shape),
         based=_based(r, shape),
         filled=_filled(r, shape),
@@ -194,8 +213,6 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
         insert_columns=[ident(c.name) for c in op.columns],
         insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
     )
-    sql = r.template("merge_history", context)
-    return r.statement(op, sql, f"merge history batch into {op.table.name!r}")
 
 
 def _rows(r: Renderer, shape: _Shape) -> RowsCte:
@@ -215,7 +232,7 @@ def _rows(r: Renderer, shape: _Shape) -> RowsCte:
     return RowsCte(name=ident(ROWS), view=ident(op.view), select=select)
 
 
-def _all(r: Renderer, shape: _Shape) -> AllCte:
+def _all(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> AllCte:
     """2. Batch rows and the stored versions of the batch's keys (values wrapped the same
     way), each with its ``__sd_order``."""
     columns = [ident(c.name) for c in (*shape.keys, shape.start, *shape.values)]
@@ -238,7 +255,9 @@ def _all(r: Renderer, shape: _Shape) -> AllCte:
     stored_keys: exp.Expr = (
         exp.Tuple(expressions=keys) if len(keys) > 1 else exp.Paren(this=keys[0])
     )
-    stored_where = exp.In(this=stored_keys, query=exp.Subquery(this=batch_keys))
+    stored_where: exp.Expr = exp.In(this=stored_keys, query=exp.Subquery(this=batch_keys))
+    if key_filter is not None:
+        stored_where = exp.and_(stored_where, *keys_in_markers(key_filter, None))
     return AllCte(
         name=ident(ALL),
         batch_select=batch_select,
