@@ -128,11 +128,16 @@ class Run:
         self.spark.table("src").cache().count()
         return upserts + changed
 
-    def time_merge(self, table: str, extra: str) -> float:
+    def current_snapshot(self, table: str) -> int:
         snapshots = f"lake.layouts.{table}.snapshots"
-        start = self.spark.sql(
-            f"SELECT snapshot_id FROM {snapshots} ORDER BY committed_at DESC LIMIT 1"  # noqa: S608
-        ).collect()[0][0]
+        return int(
+            self.spark.sql(
+                f"SELECT snapshot_id FROM {snapshots} ORDER BY committed_at DESC LIMIT 1"  # noqa: S608
+            ).collect()[0][0]
+        )
+
+    def time_merge(self, table: str, extra: str, start: int) -> float:
+        """Median MERGE time; the table goes back to snapshot ``start`` after each run."""
         times = []
         for _ in range(self.runs):
             began = time.perf_counter()
@@ -163,12 +168,13 @@ def main() -> None:
             for layout in args.layouts.split(","):
                 table = f"t_{layout.replace('+', '_')}_{int(random_keys)}"
                 files = run.build(table, layout, random_keys)
+                start = run.current_snapshot(table)
                 keys = run.batch(table, random_keys)
                 listed = "AND t.id IN (" + ", ".join(map(str, keys)) + ")"
                 between = f"AND t.id BETWEEN {min(keys)} AND {max(keys)}"
-                none = run.time_merge(table, "")
-                filtered = run.time_merge(table, listed)
-                ranged = run.time_merge(table, between)
+                none = run.time_merge(table, "", start)
+                filtered = run.time_merge(table, listed, start)
+                ranged = run.time_merge(table, between, start)
                 pattern = "random" if random_keys else "sequential"
                 print(
                     f"{pattern} | {layout} | {files} | {none:.2f} | {filtered:.2f} | "
