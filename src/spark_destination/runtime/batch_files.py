@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import zstandard
@@ -277,7 +278,8 @@ def _csv_guard(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
     quotes = 0
     last = b"\n"
     for chunk in chunks:
-        quotes += chunk.count(b'"')
+        # numpy counts about three times faster than bytes.count (SIMD compare).
+        quotes += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _QUOTE))
         last = chunk[-1:]
         yield chunk
     if quotes % 2:
@@ -289,6 +291,7 @@ def _csv_guard(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
         yield b"\n"
 
 
+_QUOTE = ord('"')
 _ROW = re.compile(r"Row #(\d+)")
 _FIELD_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
 _COLUMN_INDEX = re.compile(r"In CSV column #(\d+)")
@@ -323,11 +326,14 @@ def _csv_error(path: str, exc: Exception, header: Sequence[str]) -> Exception:
     return BatchFileError(f"batch file '{path}' is not valid CSV{where}: {detail}")
 
 
-def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
+def _csv_options(
+    columns: Sequence[str], block_size: int, convert: pa_csv.ConvertOptions | None = None
+) -> dict[str, object]:
     return {
-        # Serial parsing: pyarrow only reports record numbers when not using threads, and the
-        # Python-side decoding is the bottleneck anyway.
-        "read_options": pa_csv.ReadOptions(use_threads=False, block_size=block_size),
+        # Serial parsing when converting to text: pyarrow only reports record numbers when not
+        # using threads. A typed parse (``convert``, runtime.typed_csv) never shows pyarrow's
+        # errors (the text parse runs again to name the problem), so it may use threads.
+        "read_options": pa_csv.ReadOptions(use_threads=convert is not None, block_size=block_size),
         "parse_options": pa_csv.ParseOptions(
             delimiter=",",
             quote_char='"',
@@ -338,7 +344,8 @@ def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
             # pyarrow's default and avoids phantom all-empty rows.
             ignore_empty_lines=True,
         ),
-        "convert_options": pa_csv.ConvertOptions(
+        "convert_options": convert
+        or pa_csv.ConvertOptions(
             column_types={name: pa.string() for name in columns},
             null_values=[],
             strings_can_be_null=False,
@@ -365,10 +372,11 @@ def _parse_csv(
     columns: Sequence[str],
     block_size: int,
     header_of: Callable[[], list[str]],
+    convert: pa_csv.ConvertOptions | None,
 ) -> pa.Table:
     header: list[str] = []
     try:
-        reader = pa_csv.open_csv(stream, **_csv_options(columns, block_size))
+        reader = pa_csv.open_csv(stream, **_csv_options(columns, block_size, convert))
         header = list(reader.schema.names)
         # Checked before reading the rest: a column unknown to the table got an inferred type
         # and must not be parsed further.
@@ -388,17 +396,18 @@ def read_batch_file(
     key: bytes | None,
     params: FileParams,
     columns: Sequence[str],
+    convert: pa_csv.ConvertOptions | None = None,
 ) -> pa.Table:
     """Decode and parse one batch file into a table of non-null string columns.
 
     The table's columns are the header's, in header order; the caller fills absent columns.
     A file that decodes to zero bytes has no header and is refused; a header-only file is a
-    valid batch of no rows.
+    valid batch of no rows. ``convert`` replaces the all-text conversion (runtime.typed_csv).
     """
     block_size = _FIRST_BLOCK_BYTES
     while True:
         try:
-            return _read_once(path, key, params, columns, block_size)
+            return _read_once(path, key, params, columns, block_size, convert)
         except _BlockTooSmall:
             if block_size >= _MAX_BLOCK_BYTES:
                 raise BatchFileError(
@@ -414,6 +423,7 @@ def _read_once(
     params: FileParams,
     columns: Sequence[str],
     block_size: int,
+    convert: pa_csv.ConvertOptions | None,
 ) -> pa.Table:
     chunks, fh = _plain_chunks(path, key, params)
     with _as_stream(_csv_guard(chunks, path), fh) as stream:
@@ -429,4 +439,5 @@ def _read_once(
             columns,
             block_size,
             lambda: first_record(path, key, params),
+            convert,
         )
