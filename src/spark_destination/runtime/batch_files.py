@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from spark_destination.errors import BatchFileError
 from spark_destination.model import Compression, Encryption, FileParams
 from spark_destination.runtime.csv_header import check_header
+from spark_destination.runtime.prefetch import prefetched
 
 __all__ = ["open_plain_stream", "read_batch_file"]
 
@@ -45,6 +46,8 @@ CHUNK_BYTES = 1 << 20
 # block at least as large as the decoded file can never be straddled.
 _FIRST_BLOCK_BYTES = 4 << 20
 _MAX_BLOCK_BYTES = 1 << 30
+# Decoded chunks (a few MiB each) the decoding thread may run ahead of the parser.
+_PREFETCH_CHUNKS = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,7 +429,8 @@ def _read_once(
     convert: pa_csv.ConvertOptions | None,
 ) -> pa.Table:
     chunks, fh = _plain_chunks(path, key, params)
-    with _as_stream(_csv_guard(chunks, path), fh) as stream:
+    # The byte layers run in a helper thread, overlapping pyarrow's parse (runtime.prefetch).
+    with _as_stream(prefetched(_csv_guard(chunks, path), _PREFETCH_CHUNKS), fh) as stream:
         if not stream.peek(1):
             # Fivetran always writes a header, so zero bytes means a file cut short (or never
             # written), not an empty batch: loading it as no rows would hide the loss.

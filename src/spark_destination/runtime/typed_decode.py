@@ -222,8 +222,8 @@ def _decode_typed_column(
     if column.name in spec.key or _required(spec, column.name, kind):
         first = _first_true(pc.is_null(values))
         if first is not None:
-            problem = (first, _expectation(column, spec, kind))
-            return pa.nulls(len(values), arrow_type(column)), unmodified, problem
+            missing = (first, _expectation(column, spec, kind))
+            return pa.nulls(len(values), arrow_type(column)), unmodified, missing
     typed, bad = _convert_typed(values, column)
     problem = None if bad is None else (bad, f"a value of type {column.type.name}")
     return typed, unmodified, problem
