@@ -423,7 +423,10 @@ def _decimal_rounded(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Ar
         if not _DECIMAL_TEXT.fullmatch(text):
             return pa.nulls(len(values), target), index
         exact = decimal.Decimal(text)
-        value = exact.quantize(quantum, context=_DECIMAL_CONTEXT)
+        try:  # an exponent like 1E+99999 cannot be quantized: it is far too large anyway
+            value = exact.quantize(quantum, context=_DECIMAL_CONTEXT)
+        except decimal.InvalidOperation:
+            return pa.nulls(len(values), target), index
         # A value is stored exactly or refused: rounding away digits would change it silently.
         if value != exact or abs(value) >= limit:
             return pa.nulls(len(values), target), index
