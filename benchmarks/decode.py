@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from spark_destination.model import FileKind
-from spark_destination.runtime import batch_files
+from spark_destination.runtime import batch_files, csv_header
 from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
 
 try:  # absent before the typed CSV path existed: then only the precise path is measured
@@ -98,7 +98,7 @@ def layers(path: str, key: bytes, runs: int) -> tuple[float, list[tuple[str, flo
     def chain() -> int:
         stream, fh = batch_files._plain_chunks(path, key, PARAMS)
         try:
-            return sum(len(c) for c in batch_files._csv_guard(stream, path))
+            return sum(len(c) for c in csv_header.guard_csv(stream, path))
         finally:
             fh.close()
 

@@ -16,7 +16,15 @@ import pyarrow as pa
 import pytest
 
 from spark_destination.errors import DestinationError
-from spark_destination.model import Column, Compression, DataType, Encryption, FileKind, FileParams
+from spark_destination.model import (
+    Column,
+    Compression,
+    DataType,
+    DecimalParams,
+    Encryption,
+    FileKind,
+    FileParams,
+)
 from spark_destination.planner.ir import unmodified_column
 from spark_destination.runtime import typed_csv
 from spark_destination.runtime.batch_files import read_batch_file
@@ -111,6 +119,9 @@ WIDE = (
     Column(name="local", type=DataType.NAIVE_DATETIME),
     Column(name="n", type=DataType.LONG),
     Column(name="s", type=DataType.STRING),
+    Column(name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)),
+    Column(name="f", type=DataType.DOUBLE),
+    Column(name="day", type=DataType.NAIVE_DATE),
 )
 
 
@@ -124,10 +135,13 @@ def wide_rows(unmodified: bool) -> list[list[str]]:
             rng.choice(["2024-05-01T10:00:00.123Z", "2024-05-01T10:00:00+02:00", NULL]),
             rng.choice(["2024-05-01T10:00:00", "2024-05-01 10:00:00.5", NULL]),
             rng.choice(["-7", "0", NULL]),
-            rng.choice(["a, b", 'say "hi"', "", "x\ny", NULL]),
+            rng.choice(["a, b", 'say "hi"', "", "x\ny", " tab\t", NULL]),
+            rng.choice(["1.5", "-12345678.99", "1E+3", "2.500", NULL]),
+            rng.choice(["1e10", "-0.5", "-1.25E-3", NULL]),
+            rng.choice(["2024-02-29", "0001-01-01", NULL]),
         ]
         if unmodified:
-            row[1 + i % 5] = UNMOD
+            row[1 + i % 8] = UNMOD
         rows.append(row)
     return rows
 
@@ -144,7 +158,7 @@ def test_a_wide_file_decodes_as_on_the_precise_path(tmp_path: Path, kind: FileKi
 def test_the_fast_path_types_columns_while_parsing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One parse, with pyarrow converting booleans and instants, for a clean replace file."""
+    """One parse, with pyarrow converting every column but text, for a clean replace file."""
     calls: list[pa.csv.ConvertOptions | None] = []
     tables: list[pa.Table] = []
 
@@ -154,15 +168,19 @@ def test_the_fast_path_types_columns_while_parsing(
         return tables[-1]
 
     monkeypatch.setattr(typed_csv, "read_batch_file", spy)
-    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], wide_rows(unmodified=False))
+    # A space for T in a timestamp would take the precise path (its blank is not accounted for).
+    rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
+    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
     decode_csv_file(path, key=key, params=PROD, spec=spec_of(WIDE), kind=FileKind.REPLACE)
     assert len(calls) == 1 and calls[0] is not None
     parsed = tables[0].schema
     assert parsed.field("flag").type == pa.bool_()
     assert parsed.field("at").type == pa.timestamp("us", tz="UTC")
     assert parsed.field("local").type == pa.timestamp("us")
-    # Numbers stay text: pyarrow would accept " 1", which the precise path refuses.
-    assert parsed.field("n").type == pa.string() and parsed.field("id").type == pa.string()
+    assert parsed.field("n").type == pa.int64() and parsed.field("id").type == pa.int32()
+    assert parsed.field("d").type == pa.decimal128(38, 2)  # decode_file checks the precision
+    assert parsed.field("f").type == pa.float64()
+    assert parsed.field("day").type == pa.date32()
     assert tables[0].column("s").null_count > 0  # the null sentinel became NULL while parsing
 
 
@@ -186,6 +204,63 @@ def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
     assert f"column 'at' (UTC_DATETIME) in replace file '{path}', data row 2" in message
     assert "SECRET" not in message
     assert calls[0] is not None and calls[-1] is None  # fast attempt, then the precise path
+
+
+@pytest.mark.parametrize(
+    ("column", "bad"),
+    [
+        (Column(name="n", type=DataType.LONG), " 7"),
+        (Column(name="n", type=DataType.LONG), "7\t"),
+        (Column(name="f", type=DataType.DOUBLE), "1e400"),
+        (
+            Column(name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=4, scale=2)),
+            "100",
+        ),
+    ],
+)
+def test_what_pyarrow_accepts_but_the_precise_path_refuses_takes_the_precise_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: Column, bad: str
+) -> None:
+    """Blanks around a number, an infinite float, a decimal over its precision: refused."""
+    calls: list[object] = []
+    original = typed_csv.read_batch_file
+
+    def spy(*args: object, **kw: object) -> pa.Table:
+        calls.append(kw.get("convert"))
+        return original(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    null = "nu ll\t"
+    rows = [["1", "1"], ["2", bad], ["3", null]]
+    path, key = write(tmp_path, ["id", column.name, "s"], [[*r, "a b\tc"] for r in rows])
+    spec = spec_of([column, Column(name="s", type=DataType.STRING)], null=null)
+    with pytest.raises(DestinationError, match=f"'{column.name}' .*data row 2: expected a value"):
+        decode_csv_file(path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE)
+    assert calls[0] is not None and calls[-1] is None
+
+
+def test_blanks_in_text_and_in_the_null_sentinel_keep_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+    original = typed_csv.read_batch_file
+
+    def spy(*args: object, **kw: object) -> pa.Table:
+        calls.append(kw.get("convert"))
+        return original(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    null = "nu ll\t x"
+    rows = [["1", "7", " a b "], ["2", null, null], ["3", "8", "\t"]]
+    path, key = write(tmp_path, ["id", "n", "s t"], rows)
+    spec = spec_of(
+        [Column(name="n", type=DataType.LONG), Column(name="s t", type=DataType.STRING)],
+        null=null,
+    )
+    fast, precise = both(path, key, spec, FileKind.REPLACE)
+    assert_same(fast, precise)
+    assert len(calls) == 1 and calls[0] is not None  # no second, precise parse
+    assert isinstance(fast, pa.Table) and fast.column("n").to_pylist() == [7, None, 8]
 
 
 def test_columns_that_may_hold_the_unmodified_sentinel_stay_text() -> None:

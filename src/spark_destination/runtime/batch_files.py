@@ -22,7 +22,6 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import zstandard
@@ -31,7 +30,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from spark_destination.errors import BatchFileError
 from spark_destination.model import Compression, Encryption, FileParams
-from spark_destination.runtime.csv_header import check_header
+from spark_destination.runtime.csv_header import check_header, guard_csv
 from spark_destination.runtime.prefetch import prefetched
 
 __all__ = ["open_plain_stream", "read_batch_file"]
@@ -268,33 +267,6 @@ class _BlockTooSmall(Exception):
     """pyarrow could not fit one CSV record into a block; retry with a bigger one."""
 
 
-def _csv_guard(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
-    """Pass chunks through, checking what pyarrow does not.
-
-    pyarrow silently accepts a quoted field left open at end of input (a truncated file would
-    lose data without an error). In Jackson's output, as in RFC 4180, every ``"`` belongs to an
-    opening/closing pair or a doubled quote, so an odd total means the input ends inside a
-    quoted field. (A bare quote inside an unquoted field, which RFC 4180 forbids and Jackson
-    never writes, can also make the total odd; rejecting that is fine.)
-    A final record without a newline is terminated so that a header-only file still parses.
-    """
-    quotes = 0
-    last = b"\n"
-    for chunk in chunks:
-        # numpy counts about three times faster than bytes.count (SIMD compare).
-        quotes += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _QUOTE))
-        last = chunk[-1:]
-        yield chunk
-    if quotes % 2:
-        raise BatchFileError(
-            f"batch file '{path}' is not valid CSV: unbalanced quotes, a quoted field is "
-            "never closed (truncated file?)"
-        )
-    if last not in (b"\n", b"\r"):
-        yield b"\n"
-
-
-_QUOTE = ord('"')
 _ROW = re.compile(r"Row #(\d+)")
 _FIELD_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
 _COLUMN_INDEX = re.compile(r"In CSV column #(\d+)")
@@ -400,17 +372,19 @@ def read_batch_file(
     params: FileParams,
     columns: Sequence[str],
     convert: pa_csv.ConvertOptions | None = None,
+    blanks: list[int] | None = None,
 ) -> pa.Table:
     """Decode and parse one batch file into a table of non-null string columns.
 
     The table's columns are the header's, in header order; the caller fills absent columns.
     A file that decodes to zero bytes has no header and is refused; a header-only file is a
-    valid batch of no rows. ``convert`` replaces the all-text conversion (runtime.typed_csv).
+    valid batch of no rows. ``convert`` replaces the all-text conversion and ``blanks`` receives
+    the count of spaces and tabs in the text (both for runtime.typed_csv).
     """
     block_size = _FIRST_BLOCK_BYTES
     while True:
         try:
-            return _read_once(path, key, params, columns, block_size, convert)
+            return _read_once(path, key, params, columns, block_size, convert, blanks)
         except _BlockTooSmall:
             if block_size >= _MAX_BLOCK_BYTES:
                 raise BatchFileError(
@@ -427,10 +401,12 @@ def _read_once(
     columns: Sequence[str],
     block_size: int,
     convert: pa_csv.ConvertOptions | None,
+    blanks: list[int] | None,
 ) -> pa.Table:
     chunks, fh = _plain_chunks(path, key, params)
     # The byte layers run in a helper thread, overlapping pyarrow's parse (runtime.prefetch).
-    with _as_stream(prefetched(_csv_guard(chunks, path), _PREFETCH_CHUNKS), fh) as stream:
+    guarded = guard_csv(chunks, path, blanks)
+    with _as_stream(prefetched(guarded, _PREFETCH_CHUNKS), fh) as stream:
         if not stream.peek(1):
             # Fivetran always writes a header, so zero bytes means a file cut short (or never
             # written), not an empty batch: loading it as no rows would hide the loss.

@@ -8,12 +8,20 @@ converter accepts exactly the text the precise path accepts and gives the same v
 * NAIVE_DATETIME / UTC_DATETIME: the ISO-8601 parser ``pc.cast`` uses, no trimming (text it
   refuses, e.g. nine fractional digits or an instant without a zone, sends the file down the
   precise path, which normalises such text);
+* SHORT / INT / LONG / FLOAT / DOUBLE / NAIVE_DATE: the parsers ``pc.cast`` uses, except that
+  pyarrow's CSV converters also skip spaces and tabs around a value, which the precise path
+  refuses. Checked exactly: the spaces and tabs of the whole text are counted as it streams
+  past; every one must be in the header, a text column's value or a null sentinel, or the
+  file takes the precise path (so does a file with a timestamp written with a space for
+  ``T``, which Fivetran does not write). A float that came out infinite does too (the
+  precise path tells ``1e400``, refused, from ``Infinity``, accepted);
+* DECIMAL(p, s): parsed as DECIMAL(38, s), so that ``decode_file``'s cast to (p, s) checks the
+  precision (pyarrow's CSV converter checks only the scale);
 * text columns: as is; the null sentinel becomes NULL in the parser either way.
 
-pyarrow's number and date converters also accept surrounding spaces and tabs, which the precise
-path refuses, so those columns stay text here and are cast by ``decode_file`` (as are BINARY and
-NAIVE_TIME). A column that may hold the unmodified sentinel (non-key columns of update files)
-stays text too, as does any column whose type could read a sentinel as a value.
+BINARY and NAIVE_TIME stay text and are converted by ``decode_file``. A column that may hold the
+unmodified sentinel (non-key columns of update files) stays text, as does any column whose type
+could read a sentinel as a value.
 
 Any problem at all in the fast attempt (a value that does not convert, a CSV or decoding error)
 discards it and runs the precise path, which returns the same table or raises the same error
@@ -39,8 +47,20 @@ __all__ = ["decode_csv_file", "parse_types"]
 
 # Types whose pyarrow CSV conversion equals the precise path's (see the module docstring).
 _PARSED_TYPED: Final = frozenset(
-    {DataType.BOOLEAN, DataType.NAIVE_DATETIME, DataType.UTC_DATETIME}
+    {
+        DataType.BOOLEAN,
+        DataType.SHORT,
+        DataType.INT,
+        DataType.LONG,
+        DataType.DECIMAL,
+        DataType.FLOAT,
+        DataType.DOUBLE,
+        DataType.NAIVE_DATE,
+        DataType.NAIVE_DATETIME,
+        DataType.UTC_DATETIME,
+    }
 )
+_BLANKS: Final = (" ", "\t")
 
 
 def _letter_cases(word: str) -> list[str]:
@@ -57,10 +77,15 @@ def _reads_as_value(text: str, column: Column) -> bool:
     if column.type is DataType.BOOLEAN:
         return text in TRUE_TEXTS or text in FALSE_TEXTS
     try:
-        pc.cast(pa.array([text], pa.string()), arrow_type(column))
+        pc.cast(pa.array([text.strip(" \t")], pa.string()), _parsed_type(column))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return False
     return True
+
+
+def _parsed_type(column: Column) -> pa.DataType:
+    target = arrow_type(column)
+    return pa.decimal128(38, target.scale) if column.type is DataType.DECIMAL else target
 
 
 def parse_types(spec: DecodeSpec, kind: FileKind) -> dict[str, pa.DataType]:
@@ -76,7 +101,7 @@ def parse_types(spec: DecodeSpec, kind: FileKind) -> dict[str, pa.DataType]:
                 and _reads_as_value(spec.unmodified_string, column)
             )
         )
-        types[column.name] = arrow_type(column) if typed else pa.string()
+        types[column.name] = _parsed_type(column) if typed else pa.string()
     return types
 
 
@@ -104,14 +129,40 @@ def decode_csv_file(
     as ``decode_file(read_batch_file(...))``, usually without parsing every value as text."""
     names = [c.name for c in spec.columns]
     if fast_path_applies(spec):
+        blanks: list[int] = []
         try:
             raw = read_batch_file(
-                path, key=key, params=params, columns=names, convert=_convert_options(spec, kind)
+                path,
+                key=key,
+                params=params,
+                columns=names,
+                convert=_convert_options(spec, kind),
+                blanks=blanks,
             )
-            return decode_file(raw, spec=spec, kind=kind, path=path)
+            if _parsed_exactly(raw, blanks[-1], spec.null_string):
+                return decode_file(raw, spec=spec, kind=kind, path=path)
         except (BatchFileError, ValueConversionError):
             # The precise path finds and names the problem, or finds none (text the fast
             # converters refuse but the precise path accepts): its table is then the result.
             pass
     raw = read_batch_file(path, key=key, params=params, columns=names)
     return decode_file(raw, spec=spec, kind=kind, path=path)
+
+
+def _blank_count(text: str) -> int:
+    return sum(text.count(blank) for blank in _BLANKS)
+
+
+def _parsed_exactly(raw: pa.Table, blanks: int, null_string: str | None) -> bool:
+    """No space or tab was skipped around a parsed value, and no float came out infinite."""
+    accounted = sum(_blank_count(name) for name in raw.column_names)
+    null_blanks = _blank_count(null_string) if null_string is not None else 0
+    for column in raw.columns:
+        # Every NULL of a CSV file was the null sentinel, whose text was counted too.
+        accounted += column.null_count * null_blanks
+        if pa.types.is_string(column.type):
+            for blank in _BLANKS:
+                accounted += pc.sum(pc.count_substring(column, blank)).as_py() or 0
+        elif pa.types.is_floating(column.type) and pc.any(pc.is_inf(column)).as_py():
+            return False
+    return accounted == blanks
