@@ -268,6 +268,9 @@ def test_columns_that_may_hold_the_unmodified_sentinel_stay_text() -> None:
     replace, update = parse_types(spec, FileKind.REPLACE), parse_types(spec, FileKind.UPDATE)
     assert replace["flag"] == pa.bool_() and update["flag"] == pa.string()
     assert replace["at"] == pa.timestamp("us", tz="UTC") and update["at"] == pa.string()
+    # Only the key would be typed in an update file: the fast attempt would not pay.
+    assert typed_csv.fast_path_applies(spec, FileKind.REPLACE)
+    assert not typed_csv.fast_path_applies(spec, FileKind.UPDATE)
 
 
 @pytest.mark.parametrize(
@@ -290,7 +293,7 @@ def test_one_text_for_both_sentinels_takes_the_precise_path(tmp_path: Path) -> N
     rows = [["1", "same", "same"], ["2", "true", "2024-01-02T00:00:00Z"]]
     path, key = write(tmp_path, ["id", "flag", "at"], rows)
     spec = spec_of([WIDE[0], WIDE[1]], null="same", unmod="same")
-    assert not typed_csv.fast_path_applies(spec)
+    assert not typed_csv.fast_path_applies(spec, FileKind.REPLACE)
     fast, precise = both(path, key, spec, FileKind.UPDATE)
     assert_same(fast, precise)
 
