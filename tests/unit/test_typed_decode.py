@@ -155,6 +155,7 @@ REFUSED: list[tuple[Column, str]] = [
     (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "123456789.5"),
     (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "1_000"),
     (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "1.005"),
+    (col(DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)), "1330E36148"),
     (col(DataType.FLOAT), "3.5E+38"),
     (col(DataType.DOUBLE), "1e400"),
     (col(DataType.DOUBLE), "abc"),

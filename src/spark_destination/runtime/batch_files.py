@@ -30,7 +30,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from spark_destination.errors import BatchFileError
 from spark_destination.model import Compression, Encryption, FileParams
-from spark_destination.runtime.csv_header import check_header
+from spark_destination.runtime.csv_header import check_header, guard_csv
+from spark_destination.runtime.prefetch import prefetched
 
 __all__ = ["open_plain_stream", "read_batch_file"]
 
@@ -44,6 +45,8 @@ CHUNK_BYTES = 1 << 20
 # block at least as large as the decoded file can never be straddled.
 _FIRST_BLOCK_BYTES = 4 << 20
 _MAX_BLOCK_BYTES = 1 << 30
+# Decoded chunks (a few MiB each) the decoding thread may run ahead of the parser.
+_PREFETCH_CHUNKS = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,31 +267,6 @@ class _BlockTooSmall(Exception):
     """pyarrow could not fit one CSV record into a block; retry with a bigger one."""
 
 
-def _csv_guard(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
-    """Pass chunks through, checking what pyarrow does not.
-
-    pyarrow silently accepts a quoted field left open at end of input (a truncated file would
-    lose data without an error). In Jackson's output, as in RFC 4180, every ``"`` belongs to an
-    opening/closing pair or a doubled quote, so an odd total means the input ends inside a
-    quoted field. (A bare quote inside an unquoted field, which RFC 4180 forbids and Jackson
-    never writes, can also make the total odd; rejecting that is fine.)
-    A final record without a newline is terminated so that a header-only file still parses.
-    """
-    quotes = 0
-    last = b"\n"
-    for chunk in chunks:
-        quotes += chunk.count(b'"')
-        last = chunk[-1:]
-        yield chunk
-    if quotes % 2:
-        raise BatchFileError(
-            f"batch file '{path}' is not valid CSV: unbalanced quotes, a quoted field is "
-            "never closed (truncated file?)"
-        )
-    if last not in (b"\n", b"\r"):
-        yield b"\n"
-
-
 _ROW = re.compile(r"Row #(\d+)")
 _FIELD_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
 _COLUMN_INDEX = re.compile(r"In CSV column #(\d+)")
@@ -323,11 +301,14 @@ def _csv_error(path: str, exc: Exception, header: Sequence[str]) -> Exception:
     return BatchFileError(f"batch file '{path}' is not valid CSV{where}: {detail}")
 
 
-def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
+def _csv_options(
+    columns: Sequence[str], block_size: int, convert: pa_csv.ConvertOptions | None = None
+) -> dict[str, object]:
     return {
-        # Serial parsing: pyarrow only reports record numbers when not using threads, and the
-        # Python-side decoding is the bottleneck anyway.
-        "read_options": pa_csv.ReadOptions(use_threads=False, block_size=block_size),
+        # Serial parsing when converting to text: pyarrow only reports record numbers when not
+        # using threads. A typed parse (``convert``, runtime.typed_csv) never shows pyarrow's
+        # errors (the text parse runs again to name the problem), so it may use threads.
+        "read_options": pa_csv.ReadOptions(use_threads=convert is not None, block_size=block_size),
         "parse_options": pa_csv.ParseOptions(
             delimiter=",",
             quote_char='"',
@@ -338,7 +319,8 @@ def _csv_options(columns: Sequence[str], block_size: int) -> dict[str, object]:
             # pyarrow's default and avoids phantom all-empty rows.
             ignore_empty_lines=True,
         ),
-        "convert_options": pa_csv.ConvertOptions(
+        "convert_options": convert
+        or pa_csv.ConvertOptions(
             column_types={name: pa.string() for name in columns},
             null_values=[],
             strings_can_be_null=False,
@@ -365,10 +347,11 @@ def _parse_csv(
     columns: Sequence[str],
     block_size: int,
     header_of: Callable[[], list[str]],
+    convert: pa_csv.ConvertOptions | None,
 ) -> pa.Table:
     header: list[str] = []
     try:
-        reader = pa_csv.open_csv(stream, **_csv_options(columns, block_size))
+        reader = pa_csv.open_csv(stream, **_csv_options(columns, block_size, convert))
         header = list(reader.schema.names)
         # Checked before reading the rest: a column unknown to the table got an inferred type
         # and must not be parsed further.
@@ -388,17 +371,20 @@ def read_batch_file(
     key: bytes | None,
     params: FileParams,
     columns: Sequence[str],
+    convert: pa_csv.ConvertOptions | None = None,
+    blanks: list[int] | None = None,
 ) -> pa.Table:
     """Decode and parse one batch file into a table of non-null string columns.
 
     The table's columns are the header's, in header order; the caller fills absent columns.
     A file that decodes to zero bytes has no header and is refused; a header-only file is a
-    valid batch of no rows.
+    valid batch of no rows. ``convert`` replaces the all-text conversion and ``blanks`` receives
+    the count of spaces and tabs in the text (both for runtime.typed_csv).
     """
     block_size = _FIRST_BLOCK_BYTES
     while True:
         try:
-            return _read_once(path, key, params, columns, block_size)
+            return _read_once(path, key, params, columns, block_size, convert, blanks)
         except _BlockTooSmall:
             if block_size >= _MAX_BLOCK_BYTES:
                 raise BatchFileError(
@@ -414,9 +400,13 @@ def _read_once(
     params: FileParams,
     columns: Sequence[str],
     block_size: int,
+    convert: pa_csv.ConvertOptions | None,
+    blanks: list[int] | None,
 ) -> pa.Table:
     chunks, fh = _plain_chunks(path, key, params)
-    with _as_stream(_csv_guard(chunks, path), fh) as stream:
+    # The byte layers run in a helper thread, overlapping pyarrow's parse (runtime.prefetch).
+    guarded = guard_csv(chunks, path, blanks)
+    with _as_stream(prefetched(guarded, _PREFETCH_CHUNKS), fh) as stream:
         if not stream.peek(1):
             # Fivetran always writes a header, so zero bytes means a file cut short (or never
             # written), not an empty batch: loading it as no rows would hide the loss.
@@ -429,4 +419,5 @@ def _read_once(
             columns,
             block_size,
             lambda: first_record(path, key, params),
+            convert,
         )

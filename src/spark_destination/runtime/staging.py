@@ -35,13 +35,12 @@ from spark_destination.planner.ir import (
 from spark_destination.runtime.batch_files import read_batch_file
 from spark_destination.runtime.parquet_files import BatchFileReader
 from spark_destination.runtime.staging_space import fits, is_out_of_space, staging_dir
+from spark_destination.runtime.typed_csv import decode_csv_file
 from spark_destination.runtime.typed_decode import ROW_OP, DecodeSpec, decode_file
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-log = logging.getLogger(__name__)
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +101,18 @@ def decode_batch(
     spans: list[FileSpan] = []
     seq = 0
     for staged in op.files:
-        raw = reader(staged.path, key=keys.get(staged.path), params=params, columns=names)
-        typed = decode_file(raw, spec=spec, kind=staged.kind, path=staged.path)
+        key = keys.get(staged.path)
+        if reader is read_batch_file:
+            # CSV: pyarrow parses the columns it can type exactly itself (runtime.typed_csv).
+            typed = decode_csv_file(
+                staged.path, key=key, params=params, spec=spec, kind=staged.kind
+            )
+        else:
+            raw = reader(staged.path, key=key, params=params, columns=names)
+            typed = decode_file(raw, spec=spec, kind=staged.kind, path=staged.path)
+            del raw
         rows = typed.num_rows
         log.info("decoded %d row(s) from %s", rows, os.path.basename(staged.path))
-        del raw
         typed = typed.append_column(
             pa.field(OP_COLUMN, pa.string(), nullable=False),
             pa.repeat(pa.scalar(ROW_OP[staged.kind].value, pa.string()), rows),

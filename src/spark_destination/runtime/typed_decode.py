@@ -147,7 +147,8 @@ def decode_file(raw: pa.Table, *, spec: DecodeSpec, kind: FileKind, path: str) -
     masks: dict[str, pa.Array] = {}
     problems: list[str] = []
     for column in spec.columns:
-        text = raw.column(column.name).combine_chunks() if column.name in raw.column_names else None
+        # Chunked as parsed: every step below works per chunk (combining would copy the text).
+        text = raw.column(column.name) if column.name in raw.column_names else None
         try:
             typed, unmodified, problem = _decode_column(text, rows, column, spec, kind)
         except WrongColumnType as wrong:
@@ -177,7 +178,7 @@ def _describe(
 
 
 def _decode_column(
-    text: pa.Array | None, rows: int, column: Column, spec: DecodeSpec, kind: FileKind
+    text: pa.ChunkedArray | None, rows: int, column: Column, spec: DecodeSpec, kind: FileKind
 ) -> tuple[pa.Array, pa.Array, tuple[int, str] | None]:
     """(typed values, unmodified mask, first problem as (row index, expectation) or None)."""
     target = arrow_type(column)
@@ -190,8 +191,9 @@ def _decode_column(
         return typed, mask, None
     if not pa.types.is_string(text.type) and not pa.types.is_large_string(text.type):
         return _decode_typed_column(text, column, spec, kind)
-    # A Parquet text column may also hold real NULLs: they are NULL, never "unmodified".
-    is_null = _or(_equals(text, spec.null_string, missing=True), _real_nulls(text))
+    # Real NULLs (Parquet; CSV's null sentinel in runtime.typed_csv) are NULL, never unmodified.
+    is_null_text = _equals(text, spec.null_string, missing=False)
+    is_null = _or(is_null_text, _real_nulls(text))
     is_unmodified = _equals(text, spec.unmodified_string, missing=False)
     special = _or(is_null, is_unmodified)
     unmodified_mask = is_unmodified if is_unmodified is not None else _all_false(rows)
@@ -203,8 +205,11 @@ def _decode_column(
                 unmodified_mask,
                 (first, _expectation(column, spec, kind)),
             )
-    values = text if special is None else pc.if_else(special, pa.scalar(None, pa.string()), text)
-    typed, bad = _convert(values, column)
+    # Only a sentinel's text must become NULL: without one, skip copying the column.
+    sentinels = _or(is_null_text, is_unmodified)
+    if sentinels is not None and pc.any(sentinels).as_py():
+        text = pc.if_else(special, pa.scalar(None, pa.string()), text)
+    typed, bad = _convert(text, column)
     problem = None if bad is None else (bad, f"a value of type {column.type.name}")
     return typed, unmodified_mask, problem
 
@@ -212,19 +217,13 @@ def _decode_column(
 def _decode_typed_column(
     values: pa.Array, column: Column, spec: DecodeSpec, kind: FileKind
 ) -> tuple[pa.Array, pa.Array, tuple[int, str] | None]:
-    """A column a Parquet file stores typed: its NULLs are NULL, nothing is "unmodified"."""
+    """A typed column (Parquet, or runtime.typed_csv): NULL is NULL, nothing is unmodified."""
     unmodified = _all_false(len(values))
     if column.name in spec.key or _required(spec, column.name, kind):
         first = _first_true(pc.is_null(values))
         if first is not None:
-            return (
-                pa.nulls(len(values), arrow_type(column)),
-                unmodified,
-                (
-                    first,
-                    _expectation(column, spec, kind),
-                ),
-            )
+            missing = (first, _expectation(column, spec, kind))
+            return pa.nulls(len(values), arrow_type(column)), unmodified, missing
     typed, bad = _convert_typed(values, column)
     problem = None if bad is None else (bad, f"a value of type {column.type.name}")
     return typed, unmodified, problem
@@ -341,7 +340,7 @@ def _convert(values: pa.Array, column: Column) -> tuple[pa.Array, int | None]:
                 return _decimal_rounded(values, target)
         case DataType.FLOAT | DataType.DOUBLE:
             typed, bad = _cast_or_locate(values, target)
-            if bad is not None:
+            if bad is not None or not pc.any(pc.is_inf(typed)).as_py():
                 return typed, bad
             overflow = pc.and_(
                 pc.is_inf(typed), pc.invert(pc.match_substring(values, "inf", ignore_case=True))
@@ -424,7 +423,10 @@ def _decimal_rounded(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Ar
         if not _DECIMAL_TEXT.fullmatch(text):
             return pa.nulls(len(values), target), index
         exact = decimal.Decimal(text)
-        value = exact.quantize(quantum, context=_DECIMAL_CONTEXT)
+        try:  # an exponent like 1E+99999 cannot be quantized: it is far too large anyway
+            value = exact.quantize(quantum, context=_DECIMAL_CONTEXT)
+        except decimal.InvalidOperation:
+            return pa.nulls(len(values), target), index
         # A value is stored exactly or refused: rounding away digits would change it silently.
         if value != exact or abs(value) >= limit:
             return pa.nulls(len(values), target), index

@@ -1,0 +1,325 @@
+"""The typed CSV fast path (runtime.typed_csv) gives exactly what the precise path gives.
+
+The precise path is ``decode_file(read_batch_file(...))``: every value parsed as text, then cast.
+Each case writes a real batch file and decodes it both ways: same table, or same error message
+(file, data row, column, type; never the value). Other tests check that the fast path is taken
+(pyarrow types the columns while parsing) and that it falls back when it must.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from spark_destination.errors import DestinationError
+from spark_destination.model import (
+    Column,
+    Compression,
+    DataType,
+    DecimalParams,
+    Encryption,
+    FileKind,
+    FileParams,
+)
+from spark_destination.planner.ir import unmodified_column
+from spark_destination.runtime import typed_csv
+from spark_destination.runtime.batch_files import read_batch_file
+from spark_destination.runtime.typed_csv import decode_csv_file, parse_types
+from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
+from spark_destination.testing.batch_writer import new_key, write_batch_file
+from tests.unit.test_typed_decode import ACCEPTED, NULL, REFUSED, UNMOD
+
+PROD = FileParams(null_string=NULL, unmodified_string=UNMOD)
+KEY_COLUMN = Column(name="id", type=DataType.INT, primary_key=True)
+
+
+def spec_of(
+    columns: Sequence[Column], null: str | None = NULL, unmod: str | None = UNMOD
+) -> DecodeSpec:
+    return DecodeSpec(
+        columns=(KEY_COLUMN, *columns),
+        key=("id",),
+        null_string=null,
+        unmodified_string=unmod,
+    )
+
+
+def write(
+    tmp_path: Path, header: Sequence[str], rows: Sequence[Sequence[str]]
+) -> tuple[str, bytes]:
+    path = tmp_path / f"f{len(list(tmp_path.iterdir()))}.csv.zst.aes"
+    key = new_key()
+    write_batch_file(path, header, rows, params=PROD, key=key, rng=random.Random(3))
+    return str(path), key
+
+
+def both(path: str, key: bytes, spec: DecodeSpec, kind: FileKind) -> tuple[object, object]:
+    """(fast result, precise result): each a table or the error's text."""
+    results: list[object] = []
+    for decode in (
+        lambda: decode_csv_file(path, key=key, params=PROD, spec=spec, kind=kind),
+        lambda: decode_file(
+            read_batch_file(path, key=key, params=PROD, columns=[c.name for c in spec.columns]),
+            spec=spec,
+            kind=kind,
+            path=path,
+        ),
+    ):
+        try:
+            results.append(decode())
+        except DestinationError as exc:
+            results.append(f"{type(exc).__name__}: {exc}")
+    return results[0], results[1]
+
+
+def assert_same(fast: object, precise: object) -> None:
+    if isinstance(precise, pa.Table):
+        assert isinstance(fast, pa.Table), fast
+        assert fast.schema == precise.schema
+        assert fast.to_pylist() == precise.to_pylist()
+    else:
+        assert fast == precise
+
+
+CASES = [(c, texts) for c, texts, _ in ACCEPTED] + [(c, ["1", bad]) for c, bad in REFUSED]
+MORE = [
+    (Column(name="v", type=DataType.BOOLEAN), ["tRuE", "FALSE", " true", "1"]),
+    (Column(name="v", type=DataType.INT), [" 1", "1 ", "\t1"]),
+    (Column(name="v", type=DataType.NAIVE_DATE), [" 2020-01-01"]),
+    (Column(name="v", type=DataType.UTC_DATETIME), [" 2020-01-01T00:00:00Z", "2020-01-01"]),
+    (Column(name="v", type=DataType.NAIVE_DATETIME), ["2020-01-01T00:00:00Z"]),
+]
+
+
+@pytest.mark.parametrize(("column", "texts"), CASES + MORE, ids=lambda x: getattr(x, "name", None))
+@pytest.mark.parametrize("kind", [FileKind.REPLACE, FileKind.UPDATE])
+def test_every_accepted_and_refused_text_decodes_as_on_the_precise_path(
+    tmp_path: Path, column: Column, texts: list[str], kind: FileKind
+) -> None:
+    good = {
+        DataType.BOOLEAN: "false",
+        DataType.NAIVE_DATE: "2021-01-01",
+        DataType.NAIVE_DATETIME: "2021-01-01T00:00:00",
+        DataType.UTC_DATETIME: "2021-01-01T00:00:00Z",
+        DataType.NAIVE_TIME: "10:00:00",
+    }.get(column.type, "1")
+    values = [good, NULL, *texts, UNMOD if kind is FileKind.UPDATE else good]
+    path, key = write(tmp_path, ["id", "v"], [[str(i), v] for i, v in enumerate(values)])
+    fast, precise = both(path, key, spec_of([column]), kind)
+    assert_same(fast, precise)
+
+
+WIDE = (
+    Column(name="flag", type=DataType.BOOLEAN),
+    Column(name="at", type=DataType.UTC_DATETIME),
+    Column(name="local", type=DataType.NAIVE_DATETIME),
+    Column(name="n", type=DataType.LONG),
+    Column(name="s", type=DataType.STRING),
+    Column(name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2)),
+    Column(name="f", type=DataType.DOUBLE),
+    Column(name="day", type=DataType.NAIVE_DATE),
+)
+
+
+def wide_rows(unmodified: bool) -> list[list[str]]:
+    rng = random.Random(5)
+    rows = []
+    for i in range(3000):
+        row = [
+            str(i),
+            rng.choice(["true", "False", NULL]),
+            rng.choice(["2024-05-01T10:00:00.123Z", "2024-05-01T10:00:00+02:00", NULL]),
+            rng.choice(["2024-05-01T10:00:00", "2024-05-01 10:00:00.5", NULL]),
+            rng.choice(["-7", "0", NULL]),
+            rng.choice(["a, b", 'say "hi"', "", "x\ny", " tab\t", NULL]),
+            rng.choice(["1.5", "-12345678.99", "1E+3", "2.500", NULL]),
+            rng.choice(["1e10", "-0.5", "-1.25E-3", NULL]),
+            rng.choice(["2024-02-29", "0001-01-01", NULL]),
+        ]
+        if unmodified:
+            row[1 + i % 8] = UNMOD
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("kind", list(FileKind))
+def test_a_wide_file_decodes_as_on_the_precise_path(tmp_path: Path, kind: FileKind) -> None:
+    rows = wide_rows(unmodified=kind is FileKind.UPDATE)
+    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
+    fast, precise = both(path, key, spec_of(WIDE), kind)
+    assert isinstance(precise, pa.Table)
+    assert_same(fast, precise)
+
+
+def test_the_fast_path_types_columns_while_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One parse, with pyarrow converting every column but text, for a clean replace file."""
+    calls: list[pa.csv.ConvertOptions | None] = []
+    tables: list[pa.Table] = []
+
+    def spy(*args: object, convert: pa.csv.ConvertOptions | None = None, **kw: object) -> pa.Table:
+        calls.append(convert)
+        tables.append(read_batch_file(*args, convert=convert, **kw))  # type: ignore[arg-type]
+        return tables[-1]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    # A space for T in a timestamp would take the precise path (its blank is not accounted for).
+    rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
+    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
+    decode_csv_file(path, key=key, params=PROD, spec=spec_of(WIDE), kind=FileKind.REPLACE)
+    assert len(calls) == 1 and calls[0] is not None
+    parsed = tables[0].schema
+    assert parsed.field("flag").type == pa.bool_()
+    assert parsed.field("at").type == pa.timestamp("us", tz="UTC")
+    assert parsed.field("local").type == pa.timestamp("us")
+    assert parsed.field("n").type == pa.int64() and parsed.field("id").type == pa.int32()
+    assert parsed.field("d").type == pa.decimal128(38, 2)  # decode_file checks the precision
+    assert parsed.field("f").type == pa.float64()
+    assert parsed.field("day").type == pa.date32()
+    assert tables[0].column("s").null_count > 0  # the null sentinel became NULL while parsing
+
+
+def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+    original = typed_csv.read_batch_file
+
+    def spy(*args: object, **kw: object) -> pa.Table:
+        calls.append(kw.get("convert"))
+        return original(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    column = Column(name="at", type=DataType.UTC_DATETIME)
+    rows = [["1", "2024-01-01T00:00:00Z"], ["2", "SECRET-not-a-time"], ["3", NULL]]
+    path, key = write(tmp_path, ["id", "at"], rows)
+    with pytest.raises(DestinationError) as info:
+        decode_csv_file(path, key=key, params=PROD, spec=spec_of([column]), kind=FileKind.REPLACE)
+    message = str(info.value)
+    assert f"column 'at' (UTC_DATETIME) in replace file '{path}', data row 2" in message
+    assert "SECRET" not in message
+    assert calls[0] is not None and calls[-1] is None  # fast attempt, then the precise path
+
+
+@pytest.mark.parametrize(
+    ("column", "bad"),
+    [
+        (Column(name="n", type=DataType.LONG), " 7"),
+        (Column(name="n", type=DataType.LONG), "7\t"),
+        (Column(name="f", type=DataType.DOUBLE), "1e400"),
+        (
+            Column(name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=4, scale=2)),
+            "100",
+        ),
+    ],
+)
+def test_what_pyarrow_accepts_but_the_precise_path_refuses_takes_the_precise_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: Column, bad: str
+) -> None:
+    """Blanks around a number, an infinite float, a decimal over its precision: refused."""
+    calls: list[object] = []
+    original = typed_csv.read_batch_file
+
+    def spy(*args: object, **kw: object) -> pa.Table:
+        calls.append(kw.get("convert"))
+        return original(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    null = "nu ll\t"
+    rows = [["1", "1"], ["2", bad], ["3", null]]
+    path, key = write(tmp_path, ["id", column.name, "s"], [[*r, "a b\tc"] for r in rows])
+    spec = spec_of([column, Column(name="s", type=DataType.STRING)], null=null)
+    with pytest.raises(DestinationError, match=f"'{column.name}' .*data row 2: expected a value"):
+        decode_csv_file(path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE)
+    assert calls[0] is not None and calls[-1] is None
+
+
+def test_blanks_in_text_and_in_the_null_sentinel_keep_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+    original = typed_csv.read_batch_file
+
+    def spy(*args: object, **kw: object) -> pa.Table:
+        calls.append(kw.get("convert"))
+        return original(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    null = "nu ll\t x"
+    rows = [["1", "7", " a b "], ["2", null, null], ["3", "8", "\t"]]
+    path, key = write(tmp_path, ["id", "n", "s t"], rows)
+    spec = spec_of(
+        [Column(name="n", type=DataType.LONG), Column(name="s t", type=DataType.STRING)],
+        null=null,
+    )
+    fast, precise = both(path, key, spec, FileKind.REPLACE)
+    assert_same(fast, precise)
+    assert len(calls) == 1 and calls[0] is not None  # no second, precise parse
+    assert isinstance(fast, pa.Table) and fast.column("n").to_pylist() == [7, None, 8]
+
+
+def test_columns_that_may_hold_the_unmodified_sentinel_stay_text() -> None:
+    spec = spec_of(WIDE)
+    replace, update = parse_types(spec, FileKind.REPLACE), parse_types(spec, FileKind.UPDATE)
+    assert replace["flag"] == pa.bool_() and update["flag"] == pa.string()
+    assert replace["at"] == pa.timestamp("us", tz="UTC") and update["at"] == pa.string()
+    # Only the key would be typed in an update file: the fast attempt would not pay.
+    assert typed_csv.fast_path_applies(spec, FileKind.REPLACE)
+    assert not typed_csv.fast_path_applies(spec, FileKind.UPDATE)
+
+
+@pytest.mark.parametrize(
+    ("name", "unmod", "good"),
+    [("flag", "TRUE", "true"), ("at", "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z")],
+)
+def test_a_sentinel_that_reads_as_a_value_keeps_its_column_text(
+    tmp_path: Path, name: str, unmod: str, good: str
+) -> None:
+    path, key = write(tmp_path, ["id", name], [["1", unmod], ["2", good]])
+    spec = spec_of([c for c in WIDE if c.name == name], unmod=unmod)
+    assert parse_types(spec, FileKind.REPLACE)[name] == pa.string()
+    fast, precise = both(path, key, spec, FileKind.REPLACE)
+    assert_same(fast, precise)
+    assert isinstance(fast, pa.Table)
+    assert fast.column(unmodified_column(name)).to_pylist() == [True, False]
+
+
+def test_one_text_for_both_sentinels_takes_the_precise_path(tmp_path: Path) -> None:
+    rows = [["1", "same", "same"], ["2", "true", "2024-01-02T00:00:00Z"]]
+    path, key = write(tmp_path, ["id", "flag", "at"], rows)
+    spec = spec_of([WIDE[0], WIDE[1]], null="same", unmod="same")
+    assert not typed_csv.fast_path_applies(spec, FileKind.REPLACE)
+    fast, precise = both(path, key, spec, FileKind.UPDATE)
+    assert_same(fast, precise)
+
+
+def test_a_null_sentinel_with_a_comma_and_a_quote(tmp_path: Path) -> None:
+    null = 'nu,ll"x'
+    rows = [["1", null, null], ["2", "true", "2024-01-02T00:00:00Z"]]
+    path, key = write(tmp_path, ["id", "flag", "at"], rows)
+    spec = spec_of([WIDE[0], WIDE[1]], null=null)
+    fast, precise = both(path, key, spec, FileKind.REPLACE)
+    assert_same(fast, precise)
+    assert isinstance(fast, pa.Table) and fast.column("flag").to_pylist() == [None, True]
+
+
+def test_plain_files_and_structural_errors_match(tmp_path: Path) -> None:
+    plain = FileParams(compression=Compression.OFF, encryption=Encryption.NONE, null_string=NULL)
+    path = tmp_path / "bad.csv"
+    path.write_text('id,flag\n1,true\n2,"SECRET open quote\n')
+    spec = spec_of([WIDE[0]])
+    with pytest.raises(DestinationError) as fast:
+        decode_csv_file(str(path), key=None, params=plain, spec=spec, kind=FileKind.REPLACE)
+    with pytest.raises(DestinationError) as precise:
+        decode_file(
+            read_batch_file(str(path), key=None, params=plain, columns=["id", "flag"]),
+            spec=spec,
+            kind=FileKind.REPLACE,
+            path=str(path),
+        )
+    assert str(fast.value) == str(precise.value) and "SECRET" not in str(fast.value)
