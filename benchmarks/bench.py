@@ -22,12 +22,14 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -248,10 +250,17 @@ class Bench:
         engine.write_batch({}, request)
         return time.perf_counter() - started
 
-    def floor(
-        self, plan: Plan, runs: int, table: Table, snapshot: int
-    ) -> tuple[list[float], float]:
-        """The plan's MERGE from its batch staged and cached: run times and peak memory."""
+    def compare(
+        self,
+        write: Callable[[], object],
+        plan: Plan,
+        runs: int,
+        table: Table,
+        snapshot: int,
+    ) -> Comparison:
+        """The connector's ``write`` and the floor (the plan's MERGE from its batch staged and
+        cached), alternated run by run so that JIT warm-up and GC favour neither; every run
+        starts from ``snapshot``."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
         (statement,) = render(merge_op, SPARK_ICEBERG)
@@ -260,22 +269,37 @@ class Bench:
         assert sql is not None
         session = self.csv.sessions.for_request(self.config)
         stager = Stager(session)
-        times = []
+        result = Comparison()
         try:
             stager.stage(stage, keys=self.files.keys, params=PARAMS)
             session.table(stage.view).cache().count()
             executor = Executor(session)
-            reset_peak()
             for _ in range(runs):
-                started = time.perf_counter()
-                executor.sql(sql, what="floor merge")
-                times.append(time.perf_counter() - started)
-                self.rollback(table, snapshot, session)
-            memory = peak_gib()
+                for times, memory, run in (
+                    (result.connector, result.connector_memory, write),
+                    (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor")),
+                ):
+                    reset_peak()
+                    started = time.perf_counter()
+                    run()
+                    times.append(time.perf_counter() - started)
+                    memory.append(peak_gib())
+                    # Through the floor's session: its catalog caches the table (a rollback
+                    # elsewhere would leave it committing on a snapshot no longer current);
+                    # the connector loads the table afresh for every request.
+                    self.rollback(table, snapshot, session)
         finally:
             session.catalog.clearCache()
             stager.cleanup()
-        return times, memory
+        return result
+
+
+@dataclass
+class Comparison:
+    connector: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    connector_memory: list[float] = field(default_factory=list)
+    floor_memory: list[float] = field(default_factory=list)
 
 
 def median(values: Sequence[float]) -> float:
@@ -338,31 +362,46 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         )
         base = bench.snapshot(target)
         request = bench.request(target, replace=[upsert_csv])
-        reset_peak()
-        connector = []
-        for _ in range(args.runs):
-            connector.append(bench.timed_write(bench.csv, request))
-            bench.rollback(target, base)
-        connector_memory = peak_gib()
         plan = plan_write_batch(request, target, catalog=bench.config.catalog)
-        floor, floor_memory = bench.floor(plan, args.runs, target, base)
-        figures.append(
-            (f"{n:,} upsert WriteBatch ÷ floor (median)", median(connector), median(floor))
+        upsert = bench.compare(
+            lambda: bench.csv.write_batch({}, request), plan, args.runs, target, base
         )
         figures.append(
-            (f"{n:,} upsert WriteBatch ÷ floor's first run", median(connector), floor[0])
+            (
+                f"{n:,} upsert WriteBatch ÷ floor (median)",
+                median(upsert.connector),
+                median(upsert.floor),
+            )
         )
-        figures.append(("peak RSS, connector ÷ bare engine (GiB)", connector_memory, floor_memory))
-        upsert_median = median(connector)
+        figures.append(
+            (
+                f"{n:,} upsert WriteBatch ÷ floor's first run",
+                median(upsert.connector),
+                upsert.floor[0],
+            )
+        )
+        figures.append(
+            (
+                "peak RSS, connector ÷ bare engine (GiB)",
+                max(upsert.connector_memory),
+                max(upsert.floor_memory),
+            )
+        )
+        upsert_median = median(upsert.connector)
 
         # Parquet batch files of the same rows.
         upsert_parquet = files.write(upsert_rows, parquet=True)
         parquet_request = bench.request(target, replace=[upsert_parquet])
-        parquet = []
-        for _ in range(args.runs):
-            parquet.append(bench.timed_write(bench.parquet, parquet_request))
-            bench.rollback(target, base)
-        figures.append((f"Parquet {n:,} upsert ÷ CSV {n:,} upsert", median(parquet), upsert_median))
+        parquet: list[float] = []
+        csv: list[float] = []
+        for _ in range(args.runs):  # alternated, like the floor comparisons
+            for times, engine, req in (
+                (parquet, bench.parquet, parquet_request),
+                (csv, bench.csv, request),
+            ):
+                times.append(bench.timed_write(engine, req))
+                bench.rollback(target, base)
+        figures.append((f"Parquet {n:,} upsert ÷ CSV {n:,} upsert", median(parquet), median(csv)))
 
         # 2. Mixed: 60 % replace (half new), 25 % update (half the columns unmodified), 15 % delete.
         ids = list(range(n))
@@ -377,13 +416,13 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             update=[files.write([update_row(i, rng) for i in update_ids])],
             delete=[files.write([row(i, rng) for i in delete_ids])],
         )
-        connector = []
-        for _ in range(args.runs):
-            connector.append(bench.timed_write(bench.csv, mixed))
-            bench.rollback(target, base)
         plan = plan_write_batch(mixed, target, catalog=bench.config.catalog)
-        floor, _ = bench.floor(plan, args.runs, target, base)
-        figures.append((f"{n:,} mixed WriteBatch ÷ floor", median(connector), median(floor)))
+        both = bench.compare(
+            lambda: bench.csv.write_batch({}, mixed), plan, args.runs, target, base
+        )
+        figures.append(
+            (f"{n:,} mixed WriteBatch ÷ floor", median(both.connector), median(both.floor))
+        )
 
         # 3. History: N new versions (earliest-start + update, half unmodified) on N versions.
         history = bench.table("history", HISTORY)
@@ -413,23 +452,27 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             file_params=PARAMS,
             keys=files.keys,
         )
-        connector = []
-        for _ in range(args.runs):
-            started = time.perf_counter()
-            bench.csv.write_history_batch({}, history_request)
-            connector.append(time.perf_counter() - started)
-            bench.rollback(history, base_history)
+        hist_plan = plan_write_history_batch(history_request, history, catalog=bench.config.catalog)
+        both = bench.compare(
+            lambda: bench.csv.write_history_batch({}, history_request),
+            hist_plan,
+            args.runs,
+            history,
+            base_history,
+        )
         figures.append(
             (
                 f"{n:,}-version WriteHistoryBatch ÷ {n:,} upsert WriteBatch",
-                median(connector),
+                median(both.connector),
                 upsert_median,
             )
         )
-        hist_plan = plan_write_history_batch(history_request, history, catalog=bench.config.catalog)
-        floor, _ = bench.floor(hist_plan, 1, history, base_history)
         figures.append(
-            (f"{n:,}-version WriteHistoryBatch ÷ its floor (one run)", median(connector), floor[0])
+            (
+                f"{n:,}-version WriteHistoryBatch ÷ its floor",
+                median(both.connector),
+                median(both.floor),
+            )
         )
 
         # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table,
@@ -443,17 +486,19 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             )
             start = bench.snapshot(table)
             for pattern in PATTERNS:
-                times = []
-                request = None
-                for _ in range(args.small_runs):
-                    request = bench.request(table, **small_batch(files, pattern, size, rng))
-                    times.append(bench.timed_write(bench.csv, request))
-                    bench.rollback(table, start)
-                small_p50[pattern, size] = median(times)
-                assert request is not None
-                plan = plan_write_batch(request, table, catalog=bench.config.catalog)
-                floor, _ = bench.floor(plan, args.small_runs, table, start)
-                small_floor[pattern, size] = median(floor)
+                # One batch per pattern and size (a fresh batch per run would need a fresh
+                # floor staging per run); the runs alternate connector and floor.
+                small = bench.request(table, **small_batch(files, pattern, size, rng))
+                plan = plan_write_batch(small, table, catalog=bench.config.catalog)
+                both = bench.compare(
+                    functools.partial(bench.csv.write_batch, {}, small),
+                    plan,
+                    args.small_runs,
+                    table,
+                    start,
+                )
+                small_p50[pattern, size] = median(both.connector)
+                small_floor[pattern, size] = median(both.floor)
         for pattern in PATTERNS:
             big, small = (pattern, big_table), (pattern, big_table // 10)
             figures.append(
