@@ -28,16 +28,16 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual alias
 
 from spark_destination.config import parse_config
+from spark_destination.dialects.quoting import qualified, string_literal
 from spark_destination.engine import Engine, SessionProvider
 
-COLUMNS = """id BIGINT NOT NULL, qty INT, price DECIMAL(18,4), score DOUBLE, name STRING,
- city STRING, day DATE, active BOOLEAN, updated_at TIMESTAMP, note STRING,
- _fivetran_synced TIMESTAMP, _fivetran_deleted BOOLEAN"""
 GENERATE = """SELECT {key} AS id, CAST(id % 1000 AS INT) qty,
  CAST(id % 100000 / 7 AS DECIMAL(18,4)) price, rand() score,
  concat('customer number ', id) name,
@@ -46,6 +46,7 @@ GENERATE = """SELECT {key} AS id, CAST(id % 1000 AS INT) qty,
  TIMESTAMP'2024-05-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id % 100000) updated_at,
  IF(id % 3 = 0, NULL, 'note') note, TIMESTAMP'2024-06-01 12:00:00' _fivetran_synced,
  false _fivetran_deleted FROM range({n})"""
+CATALOG, NAMESPACE = "lake", "layouts"
 MOR = {
     "format-version": "2",
     "write.delete.mode": "merge-on-read",
@@ -66,11 +67,26 @@ LAYOUTS: dict[str, tuple[dict[str, str], bool]] = {
     "rg4m+bloom": ({**ROW_GROUPS, **BLOOM}, False),
     "sorted+rg4m+bloom": ({**ROW_GROUPS, **BLOOM}, True),
 }
-MERGE = """MERGE INTO lake.layouts.{table} AS t USING src AS s ON t.id = s.id {extra}
+# The table name is quoted by the project's helper; the batch's keys bind to parameter markers
+# (``:k<n>``, ``:lo``/``:hi``), as the connector's key-filter form binds them.
+MERGE = """MERGE INTO {table} AS t USING src AS s ON t.id = s.id {extra}
 WHEN MATCHED AND s.op = 'delete' THEN DELETE
 WHEN MATCHED THEN UPDATE SET t.qty = s.qty, t.price = s.price, t.score = s.score,
  t.note = s.note, t._fivetran_synced = s._fivetran_synced
 WHEN NOT MATCHED AND s.op = 'upsert' THEN INSERT *"""
+# name -> (extra ON condition, its bindings for the batch's keys)
+FILTERS: dict[str, Callable[[list[int]], tuple[str, dict[str, object]]]] = {
+    "none": lambda keys: ("", {}),
+    "in": lambda keys: (
+        "AND t.id IN (" + ", ".join(f":k{n}" for n in range(len(keys))) + ")",
+        {f"k{n}": key for n, key in enumerate(keys)},
+    ),
+    "range": lambda keys: ("AND t.id BETWEEN :lo AND :hi", {"lo": min(keys), "hi": max(keys)}),
+}
+
+
+def name_of(table: str) -> str:
+    return qualified(CATALOG, NAMESPACE, table)
 
 
 class Run:
@@ -80,29 +96,24 @@ class Run:
 
     def build(self, table: str, layout: str, random_keys: bool) -> str:
         properties, ordered = LAYOUTS[layout]
-        listed = ", ".join(f"'{k}'='{v}'" for k, v in {**MOR, **properties}.items())
-        self.spark.sql(f"DROP TABLE IF EXISTS lake.layouts.{table}")
-        self.spark.sql(
-            f"CREATE TABLE lake.layouts.{table} ({COLUMNS}) USING iceberg TBLPROPERTIES ({listed})"
-        )
         key = "xxhash64(id) & 9223372036854775807" if random_keys else "id"
         frame = self.spark.sql(GENERATE.format(key=key, n=self.rows))
         if ordered:
             frame = frame.repartitionByRange(4, "id").sortWithinPartitions("id")
-        frame.writeTo(f"lake.layouts.{table}").append()
-        files = f"lake.layouts.{table}.data_files"
-        count, size = self.spark.sql(
-            f"SELECT count(*), sum(file_size_in_bytes) FROM {files}"  # noqa: S608
-        ).collect()[0]
+        writer = frame.writeTo(name_of(table)).using("iceberg")
+        for name, value in {**MOR, **properties}.items():
+            writer = writer.tableProperty(name, value)
+        writer.createOrReplace()
+        files = self.spark.table(name_of(table) + ".data_files")
+        count, size = files.agg(F.count("*"), F.sum("file_size_in_bytes")).first()  # type: ignore[misc]
         return f"{count} files, {size / 1e6:.0f} MB"
 
     def batch(self, table: str, random_keys: bool) -> list[int]:
         """Stage the 120-row batch as the cached view ``src``; its keys."""
         if random_keys:
-            sample = self.spark.sql(
-                f"SELECT id FROM lake.layouts.{table} TABLESAMPLE (0.05 PERCENT)"  # noqa: S608
-            ).collect()
-            changed = self.rng.sample([r[0] for r in sample], 20)
+            fraction = min(1.0, max(0.0005, 100 / self.rows))  # enough rows to pick 20
+            sample = self.spark.table(name_of(table)).sample(fraction=fraction, seed=5)
+            changed = self.rng.sample([r[0] for r in sample.select("id").collect()], 20)
             upserts = [self.rng.getrandbits(63) for _ in range(100)]
         else:
             changed = self.rng.sample(range(self.rows - self.rows // 100, self.rows), 20)
@@ -129,23 +140,20 @@ class Run:
         return upserts + changed
 
     def current_snapshot(self, table: str) -> int:
-        snapshots = f"lake.layouts.{table}.snapshots"
-        return int(
-            self.spark.sql(
-                f"SELECT snapshot_id FROM {snapshots} ORDER BY committed_at DESC LIMIT 1"  # noqa: S608
-            ).collect()[0][0]
-        )
+        snapshots = self.spark.table(name_of(table) + ".snapshots")
+        return int(snapshots.orderBy(F.desc("committed_at")).first()["snapshot_id"])  # type: ignore[index]
 
-    def time_merge(self, table: str, extra: str, start: int) -> float:
+    def time_merge(self, table: str, extra: str, args: dict[str, object], start: int) -> float:
         """Median MERGE time; the table goes back to snapshot ``start`` after each run."""
+        # Iceberg's CALL grammar takes no parameter markers: the literal comes from the helper.
+        identifier = string_literal(NAMESPACE + "." + table)
+        rollback = f"CALL {CATALOG}.system.rollback_to_snapshot({identifier}, {start:d})"
         times = []
         for _ in range(self.runs):
             began = time.perf_counter()
-            self.spark.sql(MERGE.format(table=table, extra=extra)).collect()
+            self.spark.sql(MERGE.format(table=name_of(table), extra=extra), args=args).collect()
             times.append(time.perf_counter() - began)
-            self.spark.sql(
-                f"CALL lake.system.rollback_to_snapshot('layouts.{table}', {start})"
-            ).collect()
+            self.spark.sql(rollback).collect()
         return statistics.median(times)
 
 
@@ -159,7 +167,7 @@ def main() -> None:
         configuration = {"warehouse": str(Path(folder) / "warehouse")}
         engine = Engine(SessionProvider.embedded(), defaults=configuration)
         spark = engine.sessions.root(parse_config(configuration))
-        spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.layouts")
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS " + qualified(CATALOG, NAMESPACE))
         run = Run(spark, args.rows, args.runs)
         print(f"{args.rows:,}-row table, 120-row MERGE, median of {args.runs} (seconds)")
         print("keys | layout | files | none | in | range | none ÷ in")
@@ -170,11 +178,10 @@ def main() -> None:
                 files = run.build(table, layout, random_keys)
                 start = run.current_snapshot(table)
                 keys = run.batch(table, random_keys)
-                listed = "AND t.id IN (" + ", ".join(map(str, keys)) + ")"
-                between = f"AND t.id BETWEEN {min(keys)} AND {max(keys)}"
-                none = run.time_merge(table, "", start)
-                filtered = run.time_merge(table, listed, start)
-                ranged = run.time_merge(table, between, start)
+                none, filtered, ranged = (
+                    run.time_merge(table, *FILTERS[name](keys), start)
+                    for name in ("none", "in", "range")
+                )
                 pattern = "random" if random_keys else "sequential"
                 print(
                     f"{pattern} | {layout} | {files} | {none:.2f} | {filtered:.2f} | "

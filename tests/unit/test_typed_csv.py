@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -155,25 +156,36 @@ def test_a_wide_file_decodes_as_on_the_precise_path(tmp_path: Path, kind: FileKi
     assert_same(fast, precise)
 
 
-def test_the_fast_path_types_columns_while_parsing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One parse, with pyarrow converting every column but text, for a clean replace file."""
-    calls: list[pa.csv.ConvertOptions | None] = []
-    tables: list[pa.Table] = []
+@dataclass
+class Parses:
+    """What ``typed_csv`` asked ``read_batch_file`` for: each parse's ``convert`` option (None:
+    the precise text parse) and the table it got."""
+
+    converts: list[pa.csv.ConvertOptions | None] = field(default_factory=list)
+    tables: list[pa.Table] = field(default_factory=list)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Parses:
+    seen = Parses()
 
     def spy(*args: object, convert: pa.csv.ConvertOptions | None = None, **kw: object) -> pa.Table:
-        calls.append(convert)
-        tables.append(read_batch_file(*args, convert=convert, **kw))  # type: ignore[arg-type]
-        return tables[-1]
+        seen.converts.append(convert)
+        seen.tables.append(read_batch_file(*args, convert=convert, **kw))  # type: ignore[arg-type]
+        return seen.tables[-1]
 
     monkeypatch.setattr(typed_csv, "read_batch_file", spy)
+    return seen
+
+
+def test_the_fast_path_types_columns_while_parsing(tmp_path: Path, parses: Parses) -> None:
+    """One parse, with pyarrow converting every column but text, for a clean replace file."""
     # A space for T in a timestamp would take the precise path (its blank is not accounted for).
     rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
     path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
     decode_csv_file(path, key=key, params=PROD, spec=spec_of(WIDE), kind=FileKind.REPLACE)
-    assert len(calls) == 1 and calls[0] is not None
-    parsed = tables[0].schema
+    assert len(parses.converts) == 1 and parses.converts[0] is not None
+    parsed = parses.tables[0].schema
     assert parsed.field("flag").type == pa.bool_()
     assert parsed.field("at").type == pa.timestamp("us", tz="UTC")
     assert parsed.field("local").type == pa.timestamp("us")
@@ -181,20 +193,13 @@ def test_the_fast_path_types_columns_while_parsing(
     assert parsed.field("d").type == pa.decimal128(38, 2)  # decode_file checks the precision
     assert parsed.field("f").type == pa.float64()
     assert parsed.field("day").type == pa.date32()
-    assert tables[0].column("s").null_count > 0  # the null sentinel became NULL while parsing
+    # The null sentinel became NULL while parsing.
+    assert parses.tables[0].column("s").null_count > 0
 
 
 def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, parses: Parses
 ) -> None:
-    calls: list[object] = []
-    original = typed_csv.read_batch_file
-
-    def spy(*args: object, **kw: object) -> pa.Table:
-        calls.append(kw.get("convert"))
-        return original(*args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
     column = Column(name="at", type=DataType.UTC_DATETIME)
     rows = [["1", "2024-01-01T00:00:00Z"], ["2", "SECRET-not-a-time"], ["3", NULL]]
     path, key = write(tmp_path, ["id", "at"], rows)
@@ -203,7 +208,8 @@ def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
     message = str(info.value)
     assert f"column 'at' (UTC_DATETIME) in replace file '{path}', data row 2" in message
     assert "SECRET" not in message
-    assert calls[0] is not None and calls[-1] is None  # fast attempt, then the precise path
+    # The fast attempt, then the precise path.
+    assert parses.converts[0] is not None and parses.converts[-1] is None
 
 
 @pytest.mark.parametrize(
@@ -219,37 +225,21 @@ def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
     ],
 )
 def test_what_pyarrow_accepts_but_the_precise_path_refuses_takes_the_precise_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: Column, bad: str
+    tmp_path: Path, parses: Parses, column: Column, bad: str
 ) -> None:
     """Blanks around a number, an infinite float, a decimal over its precision: refused."""
-    calls: list[object] = []
-    original = typed_csv.read_batch_file
-
-    def spy(*args: object, **kw: object) -> pa.Table:
-        calls.append(kw.get("convert"))
-        return original(*args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
     null = "nu ll\t"
     rows = [["1", "1"], ["2", bad], ["3", null]]
     path, key = write(tmp_path, ["id", column.name, "s"], [[*r, "a b\tc"] for r in rows])
     spec = spec_of([column, Column(name="s", type=DataType.STRING)], null=null)
     with pytest.raises(DestinationError, match=f"'{column.name}' .*data row 2: expected a value"):
         decode_csv_file(path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE)
-    assert calls[0] is not None and calls[-1] is None
+    assert parses.converts[0] is not None and parses.converts[-1] is None
 
 
 def test_blanks_in_text_and_in_the_null_sentinel_keep_the_fast_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, parses: Parses
 ) -> None:
-    calls: list[object] = []
-    original = typed_csv.read_batch_file
-
-    def spy(*args: object, **kw: object) -> pa.Table:
-        calls.append(kw.get("convert"))
-        return original(*args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(typed_csv, "read_batch_file", spy)
     null = "nu ll\t x"
     rows = [["1", "7", " a b "], ["2", null, null], ["3", "8", "\t"]]
     path, key = write(tmp_path, ["id", "n", "s t"], rows)
@@ -259,7 +249,7 @@ def test_blanks_in_text_and_in_the_null_sentinel_keep_the_fast_path(
     )
     fast, precise = both(path, key, spec, FileKind.REPLACE)
     assert_same(fast, precise)
-    assert len(calls) == 1 and calls[0] is not None  # no second, precise parse
+    assert len(parses.converts) == 1 and parses.converts[0] is not None  # no second, precise parse
     assert isinstance(fast, pa.Table) and fast.column("n").to_pylist() == [7, None, 8]
 
 
