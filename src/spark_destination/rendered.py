@@ -23,6 +23,11 @@ class Form(enum.Enum):
     # ``UNIQUE_KEYS`` plus an IN filter on the table's key columns whose parameter markers
     # (``Statement.key_filter``) bind the batch's keys: for batches with few keys.
     KEY_FILTER = "no key repeats, and few enough keys to bind as a filter"
+    # The history MERGE without reading the stored versions first: no value is unmodified and
+    # no key has two new versions (``dialects.lowering.merge_history_full``).
+    FULL_VERSIONS = "history batch of complete new versions, at most one per key"
+    # ``FULL_VERSIONS`` plus the key filter on the MERGE's target.
+    FULL_VERSIONS_KEY_FILTER = "complete new versions, and few enough keys to bind as a filter"
 
 
 class OutputKind(enum.Enum):

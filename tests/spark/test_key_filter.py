@@ -9,6 +9,7 @@ touching those keys, fails because it must read them.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
@@ -149,18 +150,21 @@ def _at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
 
 
+# Complete new versions run the full-versions form; an unmodified value, the general form.
+@pytest.mark.parametrize("unmodified", [False, True], ids=["full-versions", "unmodified"])
 def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path, unmodified: bool
 ) -> None:
     engine = _engine(spark, spark_settings)
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=HISTORY))
-    writer = _Writer(engine, tmp_path, HISTORY, history=True)
+    table = dataclasses.replace(HISTORY, name=f"h_{int(unmodified)}")
+    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    writer = _Writer(engine, tmp_path, table, history=True)
 
     def version(key: int, value: str, start: str) -> list[str]:
         return [str(key), value, start, TMAX, "true", SYNCED]
 
     writer.write(replace=[version(i, "old", T1) for i in range(1, 51)])
-    old = _data_files(spark, "h")
+    old = _data_files(spark, table.name)
     writer.write(replace=[version(i, "old", T1) for i in range(1000, 1051)])
     for path in old:
         os.remove(urlparse(path).path)
@@ -169,10 +173,12 @@ def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
     with pytest.raises(DestinationError):
         writer.write(replace=[version(2000 + i, "big", T2) for i in range(slots + 1)])
 
-    # A new version of 1000 (closes the stored one), a new key, and a delete of 1001.
+    # A new version of 1000 (closes the stored one), a new key, and a delete of 1001; and
+    # maybe a new version of 1002 that keeps its stored value (the MERGE must read it).
     writer.write(
         replace=[version(1000, "new", T2), version(3000, "six", T2)],
         delete=[["1001", "NUL", "NUL", T3, "false", SYNCED]],
+        **({"update": [version(1002, UNM, T2)]} if unmodified else {}),
     )
     closed = _at(T2) - dt.timedelta(milliseconds=1)
     expected = {
@@ -182,4 +188,8 @@ def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
         *((i, "old", _at(T1), _at(TMAX), True, _at(SYNCED)) for i in range(1002, 1051)),
         (3000, "six", _at(T2), _at(TMAX), True, _at(SYNCED)),
     }
-    assert set(_rows(spark, "h")) == expected
+    if unmodified:
+        expected.remove((1002, "old", _at(T1), _at(TMAX), True, _at(SYNCED)))
+        expected.add((1002, "old", _at(T1), closed, False, _at(SYNCED)))
+        expected.add((1002, "old", _at(T2), _at(TMAX), True, _at(SYNCED)))
+    assert set(_rows(spark, table.name)) == expected

@@ -59,6 +59,8 @@ CASES: dict[str, Op] = {
     "merge_history_odd_names_no_sentinels": _merge(ODD_TABLE, None, None),
     # One filtered key column keeps the golden readable (the batch golden shows two).
     "merge_history_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
+    "merge_history_full_versions": _merge(TABLE, NULL, UNMOD),
+    "merge_history_full_versions_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
     "truncate_soft_history": TruncateOp(
         table=TABLE,
         synced_column="_fivetran_synced",
@@ -68,11 +70,17 @@ CASES: dict[str, Op] = {
     ),
 }
 
+# Cases that show one of the MERGE's alternative forms (the runtime picks it after staging).
+FORMS = {
+    "merge_history_key_filter": Form.KEY_FILTER,
+    "merge_history_full_versions": Form.FULL_VERSIONS,
+    "merge_history_full_versions_key_filter": Form.FULL_VERSIONS_KEY_FILTER,
+}
+
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_history_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    form = Form.KEY_FILTER if case == "merge_history_key_filter" else None
-    assert golden_text(CASES[case], dialect, form) == sql_snapshot
+    assert golden_text(CASES[case], dialect, FORMS.get(case)) == sql_snapshot
 
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
@@ -105,3 +113,17 @@ def test_the_history_key_filter_form_filters_both_reads_of_the_table() -> None:
     assert filtered.count(f":{markers[-1]}") == 2
     unfiltered = rendered(CASES["merge_history"], "spark_iceberg")[0]
     assert unfiltered.form(Form.KEY_FILTER) is None and ":sd_key" not in (unfiltered.sql or "")
+
+
+def test_the_full_versions_form_reads_the_table_only_as_the_merge_target() -> None:
+    (statement,) = rendered(CASES["merge_history_full_versions_key_filter"], "spark_iceberg")
+    full = statement.form(Form.FULL_VERSIONS)
+    filtered = statement.form(Form.FULL_VERSIONS_KEY_FILTER)
+    assert full is not None and filtered is not None and statement.key_filter is not None
+    table = "`lake`.`sales`.`orders_history`"
+    assert full.count(table) == filtered.count(table) == 1
+    # Stored versions match by key only (through the one close row per key), not by start.
+    assert "ON (\n  `t`.`id` = `s`.`id` AND `t`.`region` = `s`.`region`\n)" in full
+    assert "AND `s`.`__sd_action` = 'close'" in full
+    [(_, markers)] = statement.key_filter.columns
+    assert filtered.count(f":{markers[-1]}") == 1 and ":sd_key" not in full

@@ -646,3 +646,24 @@ def test_duplicate_mask_marks_every_row_of_a_repeated_key() -> None:
     assert duplicate_mask(table, ["id"]).to_pylist() == [True, True, True, False, True]
     assert duplicate_mask(table, ["id", "region"]).to_pylist() == [True, False, True, False, False]
     assert duplicate_mask(table.slice(0, 0), ["id"]).to_pylist() == []
+
+
+def test_duplicate_mask_among_new_versions_ignores_earliest_start_and_delete_rows() -> None:
+    import pyarrow as pa
+
+    from spark_destination.planner.ir import OP_COLUMN, RowOp
+    from spark_destination.runtime.staging import duplicate_mask
+
+    ops = ["earliest_start", "upsert", "delete", "update", "upsert", "upsert"]
+    table = pa.table({"id": ["1", "1", "1", "2", "3", "2"], OP_COLUMN: ops})
+    versions = (RowOp.UPDATE, RowOp.UPSERT)
+    # Key 1 has one new version (and other rows): not repeated; key 2 has two.
+    assert duplicate_mask(table, ["id"], among=versions).to_pylist() == [
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]
+    assert duplicate_mask(table, ["id"]).to_pylist() == [True, True, True, True, False, True]

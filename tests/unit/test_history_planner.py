@@ -52,9 +52,11 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
         (FileKind.DELETE, "d.csv"),
     ]
     assert isinstance(merge, MergeHistoryOp)
-    assert stage.key == merge.key == ("id",) and not stage.mark_repeated_keys
+    assert stage.key == merge.key == ("id",) and stage.repeats_among == (RowOp.UPDATE, RowOp.UPSERT)
     assert dict(stage.required)["_fivetran_start"] == (
-        RowOp.EARLIEST_START, RowOp.UPDATE, RowOp.UPSERT
+        RowOp.EARLIEST_START,
+        RowOp.UPDATE,
+        RowOp.UPSERT,
     )
     assert RowOp.DELETE not in dict(stage.required)["_fivetran_start"]
     assert merge.null_string == "NULL!" and merge.unmodified_string == "UNMOD!"

@@ -14,6 +14,7 @@ from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import (
     MergeBatchOp,
+    MergeHistoryOp,
     Plan,
     StageBatchOp,
     StagedFile,
@@ -126,3 +127,53 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     # Every form is what preview prints.
     shown = format_statements(statements)
     assert all(text in shown for text in (merge.sql, *(sql for _, sql in merge.forms)))
+
+
+HISTORY_COLUMNS = (
+    *COLUMNS,
+    Column(name="_fivetran_start", type=DataType.UTC_DATETIME, primary_key=True),
+    Column(name="_fivetran_end", type=DataType.UTC_DATETIME),
+    Column(name="_fivetran_active", type=DataType.BOOLEAN),
+)
+HISTORY_MERGE = MergeHistoryOp(
+    table=TableRef(catalog="lake", schema="s", name="h"),
+    view="sd_batch",
+    columns=HISTORY_COLUMNS,
+    key=("id",),
+    start="_fivetran_start",
+    end="_fivetran_end",
+    active="_fivetran_active",
+    null_string="N",
+    unmodified_string="U",
+    filter_key=("id",),
+)
+
+
+@pytest.mark.parametrize(
+    ("repeated", "unmodified", "rows", "form"),
+    [
+        (0, False, 3, Form.FULL_VERSIONS_KEY_FILTER),
+        (0, False, 201, Form.FULL_VERSIONS),
+        (0, True, 3, Form.KEY_FILTER),
+        (2, False, 3, Form.KEY_FILTER),  # a key with two new versions
+        (0, True, 201, None),
+    ],
+)
+def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_for_it(
+    repeated: int, unmodified: bool, rows: int, form: Form | None
+) -> None:
+    (merge,) = render_plan(Plan(ops=(HISTORY_MERGE,)), SPARK_ICEBERG)
+    expected = merge.sql if form is None else merge.form(form)
+    assert expected is not None
+    assert len({merge.sql, *(sql for _, sql in merge.forms)}) == 4
+    batch = StagedBatch(
+        view="sd_batch",
+        rows=rows,
+        spans=(),
+        repeated_rows=repeated,
+        unmodified_values=unmodified,
+        keys=pa.table({"id": pa.array(range(rows), pa.int32())}),
+    )
+    sql, args = Executor._history_form(merge, batch)
+    assert sql == expected
+    assert (args is not None) == (form in (Form.FULL_VERSIONS_KEY_FILTER, Form.KEY_FILTER))

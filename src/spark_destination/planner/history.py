@@ -123,8 +123,9 @@ def plan_write_history_batch(
                     (HISTORY_END, (RowOp.UPSERT, RowOp.DELETE)),
                     (HISTORY_ACTIVE, (RowOp.UPSERT,)),
                 ),
-                # Versions of one key are the point of history mode: nothing to fold.
-                mark_repeated_keys=False,
+                # Versions of one key are the point of history mode (nothing is folded); a key
+                # with one new version at most allows the MERGE's full-versions form.
+                repeats_among=(RowOp.UPDATE, RowOp.UPSERT),
             ),
             MergeHistoryOp(
                 table=ref,

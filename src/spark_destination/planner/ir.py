@@ -96,7 +96,7 @@ class StageBatchOp:
     lacks: NULL, "unmodified" in update files), a mask ``unmodified_column(name)`` per
     ``masked_columns`` (true where "unmodified"; the value is then NULL), ``OP_COLUMN``,
     ``SEQ_COLUMN`` (processing order) and ``DUP_COLUMN`` (the typed ``key`` occurs on more than
-    one row; always false unless ``mark_repeated_keys``).
+    one of the rows whose operation is in ``repeats_among``; false on the other rows).
     """
 
     view: str
@@ -109,7 +109,7 @@ class StageBatchOp:
     # Columns that must hold a real value (neither sentinel) on rows of the given operations,
     # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
-    mark_repeated_keys: bool = True
+    repeats_among: tuple[RowOp, ...] = tuple(RowOp)
 
 
 def masked_columns(

@@ -135,8 +135,7 @@ class Executor:
             case MergeBatchOp():
                 self._merge_batch(statement, staged[op.view])
             case MergeHistoryOp():
-                assert statement.sql is not None
-                sql, args = self._key_filtered(statement, staged.get(op.view), statement.sql)
+                sql, args = self._history_form(statement, staged.get(op.view))
                 self._merge_history(op, sql, what=statement.summary, args=args)
             case (
                 CreateNamespaceOp()
@@ -270,18 +269,36 @@ class Executor:
         sql, args = statement.sql, None
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
-            sql, args = self._key_filtered(statement, batch, sql)
+            sql, args = self._key_filtered(statement, batch, sql, Form.KEY_FILTER)
         assert sql is not None
         self.sql(sql, what=statement.summary, args=args)
 
+    @classmethod
+    def _history_form(
+        cls, statement: Statement, batch: StagedBatch | None
+    ) -> tuple[str, dict[str, object] | None]:
+        """The history MERGE in the cheapest form the staged batch allows: without reading
+        the stored versions first when every new version is complete and keys have one."""
+        assert statement.sql is not None
+        full = statement.form(Form.FULL_VERSIONS)
+        if (
+            full is not None
+            and batch is not None
+            and batch.repeated_rows == 0
+            and not batch.unmodified_values
+        ):
+            log.info("%s: complete new versions, stored versions not read first", statement.summary)
+            return cls._key_filtered(statement, batch, full, Form.FULL_VERSIONS_KEY_FILTER)
+        return cls._key_filtered(statement, batch, statement.sql, Form.KEY_FILTER)
+
     @staticmethod
     def _key_filtered(
-        statement: Statement, batch: StagedBatch | None, sql: str | None
+        statement: Statement, batch: StagedBatch | None, sql: str | None, form: Form
     ) -> tuple[str, dict[str, object] | None]:
-        """The statement's key-filter form with the batch's keys bound to its markers, when
-        the batch is small enough; otherwise ``sql`` unchanged."""
+        """The statement's key-filter ``form`` with the batch's keys bound to its markers,
+        when the batch is small enough; otherwise ``sql`` unchanged."""
         assert sql is not None
-        filtered = statement.form(Form.KEY_FILTER)
+        filtered = statement.form(form)
         if filtered is None or statement.key_filter is None or batch is None:
             return sql, None
         args = key_filter_args(statement.key_filter, batch.keys)

@@ -29,8 +29,11 @@ from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
     SEQ_COLUMN,
+    RowOp,
     StageBatchOp,
     StagedFile,
+    masked_columns,
+    unmodified_column,
 )
 from spark_destination.runtime.batch_files import read_batch_file
 from spark_destination.runtime.parquet_files import BatchFileReader
@@ -66,6 +69,8 @@ class StagedBatch:
     spans: tuple[FileSpan, ...]
     # Rows whose key occurs more than once in the batch (they need folding).
     repeated_rows: int = 0
+    # Some staged value is "unmodified" (the MERGE must read stored values to fill it).
+    unmodified_values: bool = False
     # The staged key columns (zero-copy slices of the staged Arrow table), for the MERGE's
     # key filter; None when the batch was not staged from Arrow here.
     keys: pa.Table | None = None
@@ -128,26 +133,28 @@ def decode_batch(
     schema = schema.append(pa.field(OP_COLUMN, pa.string(), nullable=False))
     schema = schema.append(pa.field(SEQ_COLUMN, pa.int64(), nullable=False))
     combined = pa.concat_tables(parts) if parts else schema.empty_table()
-    dup = (
-        duplicate_mask(combined, op.key)
-        if op.mark_repeated_keys
-        else pa.array(np.zeros(combined.num_rows, dtype=bool))
-    )
+    dup = duplicate_mask(combined, op.key, among=op.repeats_among)
     combined = combined.append_column(pa.field(DUP_COLUMN, pa.bool_(), nullable=False), dup)
     return combined, tuple(spans)
 
 
-def duplicate_mask(table: pa.Table, key: Sequence[str]) -> pa.Array:
-    """True on rows whose (typed) key values occur on more than one row.
+def duplicate_mask(
+    table: pa.Table, key: Sequence[str], *, among: Sequence[RowOp] = tuple(RowOp)
+) -> pa.Array:
+    """True on rows of the ``among`` operations whose (typed) key values occur on more than one
+    of those rows.
 
     Fivetran normally sends each key once per batch, so usually nothing is marked and the MERGE
     skips the (sort-based, costly) fold; the destination tester does repeat keys.
     """
     rows = table.num_rows
     mask = np.zeros(rows, dtype=bool)
-    if rows and key:
+    if rows and key and among:
         index = "__sd_row"
         keyed = table.select(list(key)).append_column(index, pa.array(np.arange(rows)))
+        if set(among) != set(RowOp):
+            ops = pa.array([o.value for o in among], pa.string())
+            keyed = keyed.filter(pc.is_in(table.column(OP_COLUMN), value_set=ops))
         counts = keyed.group_by(list(key)).aggregate([(index, "count")])
         repeated = counts.filter(pc.greater(counts[f"{index}_count"], 1)).select(list(key))
         if repeated.num_rows:
@@ -197,11 +204,14 @@ class Stager:
         frame.createOrReplaceTempView(op.view)
         self._views.append(op.view)
         repeated = pc.sum(table.column(DUP_COLUMN)).as_py() or 0
+        masks = masked_columns(op.columns, op.key, op.unmodified_string)
+        unmodified = any(pc.any(table.column(unmodified_column(c))).as_py() for c in masks)
         return StagedBatch(
             view=op.view,
             rows=table.num_rows,
             spans=spans,
             repeated_rows=repeated,
+            unmodified_values=unmodified,
             keys=table.select(list(op.key)),
         )
 

@@ -30,6 +30,16 @@ from spark_destination.dialects.lowering.common import (
     op_is,
     text,
 )
+from spark_destination.dialects.lowering.merge_history_full import (
+    ACTION,
+    ACTION_CLOSE,
+    ACTION_INSERT,
+    CLOSE_GAP,
+    DELETED_AT,
+    EARLIEST,
+    POS,
+    full_versions_context,
+)
 from spark_destination.dialects.quoting import ident
 from spark_destination.model import Column
 from spark_destination.planner.ir import (
@@ -48,17 +58,13 @@ ALL: Final = "__sd_all"
 WINDOWED: Final = "__sd_windowed"
 BASED: Final = "__sd_based"
 FILLED: Final = "__sd_filled"
-EARLIEST: Final = "__sd_earliest"
-DELETED_AT: Final = "__sd_deleted_at"
 SURVIVES: Final = "__sd_survives"
 ORDER: Final = "__sd_order"
-POS: Final = "__sd_pos"
 BASE: Final = "__sd_base"
 NEXT_ORDER: Final = "__sd_next_order"
 NEXT_START: Final = "__sd_next_start"
 LAST: Final = "__sd_last"
 STORED: Final = "__sd_stored_"
-ACTION: Final = "__sd_action"
 # ``__sd_order`` of a row in the windowed source: stored versions first, then the batch's
 # update/upsert rows (new versions), then its earliest-start and delete rows.
 STORED_ORDER: Final = 0
@@ -66,11 +72,8 @@ VERSION_ORDER: Final = 1
 OTHER_ORDER: Final = 2
 # ``__sd_seq`` of a stored version: before every staged row.
 STORED_SEQ: Final = -1
-ACTION_INSERT: Final = "insert"
-ACTION_CLOSE: Final = "close"
 ACTION_DELETE: Final = "delete"
-# A superseded version ends one millisecond before its successor starts (Fivetran's rule).
-CLOSE_GAP: Final = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
+FULL: Final = "merge_history_full"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,13 +182,13 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
     )
     summary = f"merge history batch into {op.table.name!r}"
     sql = r.template("merge_history", _context(r, shape, None))
+    forms = [(Form.FULL_VERSIONS, r.template(FULL, full_versions_context(r, op, None)))]
     key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
-    if key_filter is None:
-        return r.statement(op, sql, summary)
-    filtered = r.template("merge_history", _context(r, shape, key_filter))
-    return r.statement(
-        op, sql, summary, forms=((Form.KEY_FILTER, filtered),), key_filter=key_filter
-    )
+    if key_filter is not None:
+        forms.append((Form.KEY_FILTER, r.template("merge_history", _context(r, shape, key_filter))))
+        full = full_versions_context(r, op, key_filter)
+        forms.append((Form.FULL_VERSIONS_KEY_FILTER, r.template(FULL, full)))
+    return r.statement(op, sql, summary, forms=tuple(forms), key_filter=key_filter)
 
 
 def _context(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> MergeHistoryContext:
