@@ -50,7 +50,7 @@ from spark_destination.requests import (
     WriteHistoryBatchRequest,
 )
 from spark_destination.runtime.batch_files import read_batch_file
-from spark_destination.runtime.executor import Executor
+from spark_destination.runtime.executor import DISTRIBUTION_MODE_CONF, Executor
 from spark_destination.runtime.staging import Stager, decode_spec
 from spark_destination.runtime.typed_csv import decode_csv_file
 from spark_destination.runtime.typed_decode import decode_file
@@ -105,9 +105,12 @@ def row(i: int, rng: random.Random, synced: str = "2024-06-01T12:00:00.000Z") ->
     ]
 
 
+SYNCED2 = "2024-07-01T12:00:00.000Z"
+
+
 def update_row(i: int, rng: random.Random) -> list[str]:
     """Half the columns unmodified."""
-    full = row(i, rng, "2024-07-01T12:00:00.000Z")
+    full = row(i, rng, SYNCED2)
     return [v if n % 2 == 0 or n == 0 else UNMOD for n, v in enumerate(full)]
 
 
@@ -257,38 +260,46 @@ class Bench:
         runs: int,
         table: Table,
         snapshot: int,
+        *,
+        form: Form | None = Form.UNIQUE_KEYS,
+        alternate: bool = True,
     ) -> Comparison:
-        """The connector's ``write`` and the floor (the plan's MERGE from its batch staged and
-        cached), alternated run by run so that JIT warm-up and GC favour neither; every run
-        starts from ``snapshot``."""
+        """The connector's ``write`` and the floor (the plan's MERGE, in the ``form`` the
+        runtime picks for this batch, from its batch staged and cached); every run starts from
+        ``snapshot``. Alternated run by run so that JIT warm-up and GC favour neither, unless
+        not ``alternate``: then the connector's runs follow one another, as a sync's batches
+        do, and the floor's runs come after."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
         (statement,) = render(merge_op, SPARK_ICEBERG)
-        # No key repeats in these batches: the runtime runs the MERGE without the fold too.
-        sql = statement.form(Form.UNIQUE_KEYS) or statement.sql
+        sql = (statement.form(form) if form else None) or statement.sql
         assert sql is not None
         session = self.csv.sessions.for_request(self.config)
+        if isinstance(merge_op, MergeHistoryOp):  # as the executor runs a history MERGE
+            session.conf.set(DISTRIBUTION_MODE_CONF, "none")
         stager = Stager(session)
         result = Comparison()
         try:
             stager.stage(stage, keys=self.files.keys, params=PARAMS)
             session.table(stage.view).cache().count()
             executor = Executor(session)
-            for _ in range(runs):
-                for times, memory, run in (
-                    (result.connector, result.connector_memory, write),
-                    (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor")),
-                ):
-                    reset_peak()
-                    started = time.perf_counter()
-                    run()
-                    times.append(time.perf_counter() - started)
-                    memory.append(peak_gib())
-                    # Through the floor's session: its catalog caches the table (a rollback
-                    # elsewhere would leave it committing on a snapshot no longer current);
-                    # the connector loads the table afresh for every request.
-                    self.rollback(table, snapshot, session)
+            sides: list[tuple[list[float], list[float], Callable[[], object]]] = [
+                (result.connector, result.connector_memory, write),
+                (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor")),
+            ]
+            order = sides * runs if alternate else [sides[0]] * runs + [sides[1]] * runs
+            for times, memory, run in order:
+                reset_peak()
+                started = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - started)
+                memory.append(peak_gib())
+                # Through the floor's session: its catalog caches the table (a rollback
+                # elsewhere would leave it committing on a snapshot no longer current);
+                # the connector loads the table afresh for every request.
+                self.rollback(table, snapshot, session)
         finally:
+            session.conf.unset(DISTRIBUTION_MODE_CONF)
             session.catalog.clearCache()
             stager.cleanup()
         return result
@@ -424,7 +435,9 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             (f"{n:,} mixed WriteBatch ÷ floor", median(both.connector), median(both.floor))
         )
 
-        # 3. History: N new versions (earliest-start + update, half unmodified) on N versions.
+        # 3. History: N new versions on N versions (an earliest-start file and the versions),
+        # complete (the full-versions form) and with half the columns unmodified (the general
+        # form, which reads the stored versions first to fill them).
         history = bench.table("history", HISTORY)
         hist_header = [c.name for c in HISTORY]
         start1, start2 = "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"
@@ -441,39 +454,46 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         )
         bench.csv.write_history_batch({}, history_request)
         base_history = bench.snapshot(history)
-        updates = [[*update_row(i, rng)[:-1], start2, TMAX, "true"] for i in range(n)]
-        history_request = WriteHistoryBatchRequest(
-            schema=SCHEMA,
-            table=history,
-            earliest_start_files=(
-                files.write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"]),
-            ),
-            update_files=(files.write(updates, hist_header),),
-            file_params=PARAMS,
-            keys=files.keys,
-        )
-        hist_plan = plan_write_history_batch(history_request, history, catalog=bench.config.catalog)
-        both = bench.compare(
-            lambda: bench.csv.write_history_batch({}, history_request),
-            hist_plan,
-            args.runs,
-            history,
-            base_history,
-        )
-        figures.append(
-            (
-                f"{n:,}-version WriteHistoryBatch ÷ {n:,} upsert WriteBatch",
-                median(both.connector),
-                upsert_median,
+        earliest = files.write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"])
+        complete = [[*row(i, rng, SYNCED2)[:-1], start2, TMAX, "true"] for i in range(n)]
+        partial = [[*update_row(i, rng)[:-1], start2, TMAX, "true"] for i in range(n)]
+        for label, form, kind, rows in (
+            ("complete", Form.FULL_VERSIONS, "replace_files", complete),
+            ("half unmodified", None, "update_files", partial),
+        ):
+            history_request = WriteHistoryBatchRequest(
+                schema=SCHEMA,
+                table=history,
+                earliest_start_files=(earliest,),
+                file_params=PARAMS,
+                keys=files.keys,
+                **{kind: (files.write(rows, hist_header),)},  # type: ignore[arg-type]
             )
-        )
-        figures.append(
-            (
-                f"{n:,}-version WriteHistoryBatch ÷ its floor",
-                median(both.connector),
-                median(both.floor),
+            hist_plan = plan_write_history_batch(
+                history_request, history, catalog=bench.config.catalog
             )
-        )
+            both = bench.compare(
+                functools.partial(bench.csv.write_history_batch, {}, history_request),
+                hist_plan,
+                args.runs,
+                history,
+                base_history,
+                form=form,
+            )
+            figures.append(
+                (
+                    f"{n:,}-version WriteHistoryBatch ({label}) ÷ {n:,} upsert WriteBatch",
+                    median(both.connector),
+                    upsert_median,
+                )
+            )
+            figures.append(
+                (
+                    f"{n:,}-version WriteHistoryBatch ({label}) ÷ its floor",
+                    median(both.connector),
+                    median(both.floor),
+                )
+            )
 
         # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table,
         # with sequential and with random keys (``small_batch``).
@@ -496,6 +516,10 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                     args.small_runs,
                     table,
                     start,
+                    # The floor reads the whole table: run between the connector's runs it
+                    # would leave each of them a heap to collect that a sync's small batches,
+                    # which follow one another, do not leave.
+                    alternate=False,
                 )
                 small_p50[pattern, size] = median(both.connector)
                 small_floor[pattern, size] = median(both.floor)
