@@ -5,7 +5,7 @@ per batch) goes to two tables: one through the engine as it runs (the full-versi
 stored versions not read before the MERGE), one with the general form forced. The batches
 cover every rule: a new version at a stored version's start (that version is replaced), later
 (the active one is closed), earliest-start rows alone (newer versions deleted, the survivor
-closed), delete rows alone (the active version ends at the delete time), a new version and a
+closed), a version older than every stored one (they are deleted), delete rows alone (the active version ends at the delete time), a new version and a
 delete of one key in one batch, a new key, and a re-delivered batch.
 """
 
@@ -73,7 +73,8 @@ BATCHES: list[dict[str, list[list[str]]]] = [
     },
     {
         "earliest_start": [earliest(5, 6), earliest(7, 6)],
-        "replace": [version(5, "d5", 6), version(7, "d7", 6)],  # 7: a new key
+        # 1: a version older than the stored ones, without an earliest-start row (they go).
+        "replace": [version(5, "d5", 6), version(7, "d7", 6), version(1, "d1", 1)],  # 7: new
         "delete": [deleted(6, 6)],
     },
 ]
@@ -161,7 +162,7 @@ def test_the_full_versions_form_gives_the_general_forms_table(
     for row in rows:
         by_key.setdefault(row[0], []).append(row)
     # Spot checks of the shared outcome (the comparison above is the test).
-    assert [(r[1], r[4]) for r in by_key[1]] == [("a1", False), ("c1", True)]
+    assert [(r[1], r[4]) for r in by_key[1]] == [("d1", True)]
     assert [(r[1], r[4]) for r in by_key[2]] == [("a2", False), ("b2", False), ("c2", True)]
     assert [(r[1], r[4]) for r in by_key[3]] == [("a3", False)]
     assert [(r[1], r[4]) for r in by_key[4]] == [("a4", False)]
