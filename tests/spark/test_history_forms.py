@@ -5,8 +5,9 @@ per batch) goes to two tables: one through the engine as it runs (the full-versi
 stored versions not read before the MERGE), one with the general form forced. The batches
 cover every rule: a new version at a stored version's start (that version is replaced), later
 (the active one is closed), earliest-start rows alone (newer versions deleted, the survivor
-closed), a version older than every stored one (they are deleted), delete rows alone (the active version ends at the delete time), a new version and a
-delete of one key in one batch, a new key, and a re-delivered batch.
+closed), a version older than every stored one (they are deleted), delete rows alone (the
+active version ends at the delete time), a new version and a delete of one key in one batch,
+a new key, and a re-delivered batch.
 """
 
 from __future__ import annotations
