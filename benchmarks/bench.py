@@ -527,7 +527,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             big, small = (pattern, big_table), (pattern, big_table // 10)
             figures.append(
                 (
-                    f"small batch p50 at {big_table:,} rows ÷ bare small MERGE, {pattern} keys",
+                    f"small batch p50 at {big_table:,} rows ÷ bare engine, {pattern} keys",
                     small_p50[big],
                     small_floor[big],
                 )

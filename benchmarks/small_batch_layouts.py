@@ -169,7 +169,7 @@ def main() -> None:
         spark = engine.sessions.root(parse_config(configuration))
         spark.sql("CREATE NAMESPACE IF NOT EXISTS " + qualified(CATALOG, NAMESPACE))
         run = Run(spark, args.rows, args.runs)
-        print(f"{args.rows:,}-row table, 120-row MERGE, median of {args.runs} (seconds)")
+        print(f"{args.rows:,}-row table, 120-row batch merged, median of {args.runs} (seconds)")
         print("keys | layout | files | none | in | range | none ÷ in")
         print("---|---|---|---|---|---|---")
         for random_keys in (False, True):

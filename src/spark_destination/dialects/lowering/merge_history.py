@@ -38,6 +38,8 @@ from spark_destination.dialects.lowering.merge_history_full import (
     DELETED_AT,
     EARLIEST,
     POS,
+    delete_time,
+    earliest_start,
     full_versions_context,
 )
 from spark_destination.dialects.quoting import ident
@@ -273,18 +275,8 @@ def _windowed(r: Renderer, shape: _Shape) -> Cte:
     """3. Per key (whole-partition frames): the earliest start of the batch and the (latest)
     delete timestamp; per row its position and the next row's order and start."""
     start = col(shape.start.name)
-
-    def min_start(*ops: RowOp) -> exp.Expr:
-        return shape.whole(exp.Min(this=exp.Case(ifs=[exp.If(this=op_is(*ops), true=start)])))
-
-    earliest = exp.func(
-        "LEAST", min_start(RowOp.EARLIEST_START), min_start(RowOp.UPDATE, RowOp.UPSERT)
-    )
-    deleted_at = shape.whole(
-        exp.Max(
-            this=exp.Case(ifs=[exp.If(this=op_is(RowOp.DELETE), true=_first(col(shape.op.end)))])
-        )
-    )
+    earliest = earliest_start(shape.whole, shape.start.name)
+    deleted_at = delete_time(shape.whole, _first(col(shape.op.end)))
     position = shape.over(exp.func("ROW_NUMBER"), None)
     next_order = shape.over(exp.func("LEAD", col(ORDER), number(1), number(-1)), None)
     next_start = shape.over(exp.func("LEAD", start.copy()), None)

@@ -20,6 +20,7 @@ form on every history whose versions of a key do not overlap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,6 +36,7 @@ from spark_destination.dialects.lowering.common import (
     is_null,
     keys_equal,
     keys_in_markers,
+    number,
     op_is,
     text,
 )
@@ -51,6 +53,21 @@ ACTION_INSERT: Final = "insert"
 ACTION_CLOSE: Final = "close"
 # A superseded version ends one millisecond before its successor starts (Fivetran's rule).
 CLOSE_GAP: Final = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MILLISECOND"))
+
+
+def earliest_start(over: Callable[[exp.Expr], exp.Expr], start: str) -> exp.Expr:
+    """A key's earliest start (``over``: a window over the key's rows): the least start of its
+    earliest-start rows and of its new versions."""
+
+    def least(*ops: RowOp) -> exp.Expr:
+        return over(exp.Min(this=exp.Case(ifs=[exp.If(this=op_is(*ops), true=col(start))])))
+
+    return exp.func("LEAST", least(RowOp.EARLIEST_START), least(RowOp.UPDATE, RowOp.UPSERT))
+
+
+def delete_time(over: Callable[[exp.Expr], exp.Expr], end: exp.Expr) -> exp.Expr:
+    """A key's delete time: the latest ``end`` of its delete rows (``over``: as above)."""
+    return over(exp.Max(this=exp.Case(ifs=[exp.If(this=op_is(RowOp.DELETE), true=end)])))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,24 +97,15 @@ def full_versions_context(
     r: Renderer, op: MergeHistoryOp, key_filter: KeyFilter | None
 ) -> FullVersionsContext:
     keys = [c.name for c in op.columns if c.name in op.key]
-    start, end, active = col(op.start), col(op.end), col(op.active)
+    end, active = col(op.end), col(op.active)
 
     def per_key(this: exp.Expr, *, ordered: bool = False) -> exp.Window:
         order = exp.Order(expressions=[exp.Ordered(this=col(SEQ_COLUMN))]) if ordered else None
         return exp.Window(this=this, partition_by=[col(k) for k in keys], order=order, over="OVER")
 
-    def min_start(*ops: RowOp) -> exp.Expr:
-        return per_key(exp.Min(this=exp.Case(ifs=[exp.If(this=op_is(*ops), true=start.copy())])))
-
-    earliest = exp.func(
-        "LEAST", min_start(RowOp.EARLIEST_START), min_start(RowOp.UPDATE, RowOp.UPSERT)
-    )
-    deleted_at = per_key(
-        exp.Max(this=exp.Case(ifs=[exp.If(this=op_is(RowOp.DELETE), true=end.copy())]))
-    )
     windows = [
-        alias(earliest, EARLIEST),
-        alias(deleted_at, DELETED_AT),
+        alias(earliest_start(per_key, op.start), EARLIEST),
+        alias(delete_time(per_key, end), DELETED_AT),
         alias(per_key(exp.func("ROW_NUMBER"), ordered=True), POS),
     ]
     deleting = exp.not_(is_null(col(DELETED_AT)))
@@ -152,7 +160,7 @@ def full_versions_context(
         versions=[r.sql(v) for v in versions],
         version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT)),
         closes=[r.sql(c) for c in closes],
-        close_where=r.sql(exp.EQ(this=col(POS), expression=exp.Literal.number(1))),
+        close_where=r.sql(exp.EQ(this=col(POS), expression=number(1))),
         on=r.sql(on),
         deleting=r.sql(exp.GTE(this=stored_start, expression=earliest_s.copy())),
         closing=r.sql(closing),
