@@ -4,12 +4,13 @@ key-filter form, with the batch's keys bound to the markers, only for a small ba
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import (
@@ -109,6 +110,8 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
 
     stager = type("Stager", (_Stager,), {"repeated": repeated, "rows": rows})
     monkeypatch.setattr(executor_module, "Stager", stager)
+    # Values bind through Spark's JVM API (runtime.bound_sql); here the fake records them.
+    monkeypatch.setattr(executor_module, "bound_sql", lambda s, text, args: s.sql(text, args))
     session = _Session()
     Executor(session).run(statements)  # type: ignore[arg-type]
     # Staging is the value check; the MERGE runs as rendered, in the form staging called for.
@@ -177,3 +180,19 @@ def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_f
     sql, args = Executor._history_form(merge, batch)
     assert sql == expected
     assert (args is not None) == (form in (Form.FULL_VERSIONS_KEY_FILTER, Form.KEY_FILTER))
+
+
+def test_a_tables_merge_renders_once_across_requests() -> None:
+    """Every batch of a table renders the same MERGE op: its statement is rendered once and
+    kept (per dialect object), while an op that differs in any field renders afresh."""
+    merge = PLAN.ops[1]
+    assert isinstance(merge, MergeBatchOp)
+    (first,) = render(merge, SPARK_ICEBERG)
+    (again,) = render(dataclasses.replace(merge), SPARK_ICEBERG)  # an equal op, a new object
+    assert again is first
+    (other,) = render(dataclasses.replace(merge, has_upserts=False), SPARK_ICEBERG)
+    assert other is not first and other.sql != first.sql
+    # An altered copy of the dialect (as a test would make) never gets the original's SQL.
+    renamed = dataclasses.replace(SPARK_ICEBERG, type_names={**SPARK_ICEBERG.type_names})
+    (copy,) = render(merge, renamed)
+    assert copy is not first and copy.sql == first.sql

@@ -7,7 +7,8 @@ renders and what ``preview`` shows is exactly what can run.
 
 from __future__ import annotations
 
-from typing import assert_never
+import functools
+from typing import Final, assert_never
 
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.lowering.checks import lower_check
@@ -65,6 +66,41 @@ def render_plan(plan: Plan, dialect: Dialect) -> RenderedPlan:
     return tuple(statement for op in plan.ops for statement in render(op, dialect))
 
 
+# Rendering a MERGE costs ~0.2 s of sqlglot (several forms, one with 200 key markers): as much
+# as the whole MERGE of a small batch into a small table. A table's batches render the same op
+# again and again (it holds the table, its columns and sentinels; never a file, key or value),
+# so its statements are kept. Bounded: this many (dialect, op) pairs, least recently used go.
+MERGE_CACHE_SIZE: Final = 256
+
+
+class _Identity:
+    """A dialect as a cache key: the same object, not an equal one (dialects hold mappings,
+    which do not hash; a test's altered copy must not share the original's statements)."""
+
+    __slots__ = ("dialect",)
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+
+    def __hash__(self) -> int:
+        return id(self.dialect)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.dialect is self.dialect
+
+
+@functools.lru_cache(maxsize=MERGE_CACHE_SIZE)
+def _merge_statement(op: MergeBatchOp | MergeHistoryOp, dialect: _Identity) -> Statement:
+    r = Renderer(dialect.dialect)
+    match op:
+        case MergeBatchOp():
+            return lower_merge_batch(r, op)
+        case MergeHistoryOp():
+            return lower_merge_history(r, op)
+        case _:
+            assert_never(op)
+
+
 def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
     """The statements of one op, in order (most ops are one statement)."""
     r = Renderer(dialect)
@@ -96,10 +132,8 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             return lower_ddl(r, op)
         case CheckLiteralOp() | CheckHistoryStartOp() | CheckConversionsOp() | CheckUniqueKeyOp():
             return (lower_check(r, op),)
-        case MergeBatchOp():
-            return (lower_merge_batch(r, op),)
-        case MergeHistoryOp():
-            return (lower_merge_history(r, op),)
+        case MergeBatchOp() | MergeHistoryOp():
+            return (_merge_statement(op, _Identity(dialect)),)
         case (
             TruncateOp()
             | SetColumnValueOp()
