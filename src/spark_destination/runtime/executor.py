@@ -57,6 +57,7 @@ from spark_destination.planner.ir_maintenance import (
 )
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime import faults, transient
+from spark_destination.runtime.bound_sql import bound_sql
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.key_filter import key_filter_args
 from spark_destination.runtime.parquet_files import BatchFileFormat, reader_for
@@ -319,11 +320,12 @@ class Executor:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
+        def run() -> list[tuple[Any, ...]]:
+            frame = self._session.sql(text) if not args else bound_sql(self._session, text, args)
+            return [tuple(row) for row in frame.collect()]
+
         try:
-            return transient.retrying(
-                lambda: [tuple(row) for row in self._session.sql(text, args=args).collect()],
-                what=what,
-            )
+            return transient.retrying(run, what=what)
         except (PySparkException, Py4JJavaError) as exc:
             raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
 
