@@ -258,9 +258,11 @@ class Stager:
             return None
         self._session.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 20))
         # pyarrow writes proleptic Gregorian dates: read year-0001 values as written (Spark
-        # would otherwise refuse ancient dates from a file it did not write).
+        # would otherwise refuse ancient dates from a file it did not write). The schema is
+        # known: given, Spark skips the job that lists the folder and reads the file's footer
+        # to infer it (~0.09 s of a small batch).
         reader = self._session.read.option("datetimeRebaseMode", "CORRECTED")
-        return reader.parquet(str(folder))
+        return reader.schema(_spark_schema(table.schema)).parquet(str(folder))
 
     def cleanup(self) -> None:
         try:
