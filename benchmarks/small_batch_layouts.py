@@ -54,6 +54,7 @@ MOR = {
     "write.merge.mode": "merge-on-read",
 }
 ROW_GROUPS = {"write.parquet.row-group-size-bytes": str(4 << 20)}
+ROW_GROUPS_8M = {"write.parquet.row-group-size-bytes": str(8 << 20)}
 BLOOM = {
     "write.parquet.bloom-filter-enabled.column.id": "true",
     "write.parquet.bloom-filter-fpp.column.id": "0.001",
@@ -63,6 +64,7 @@ LAYOUTS: dict[str, tuple[dict[str, str], bool]] = {
     "plain": ({}, False),
     "sorted": ({}, True),
     "rg4m": (ROW_GROUPS, False),
+    "rg8m": (ROW_GROUPS_8M, False),
     "bloom": (BLOOM, False),
     "rg4m+bloom": ({**ROW_GROUPS, **BLOOM}, False),
     "sorted+rg4m+bloom": ({**ROW_GROUPS, **BLOOM}, True),

@@ -23,5 +23,6 @@ TBLPROPERTIES (
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',
+  'write.parquet.row-group-size-bytes'='4194304',
   'fivetran.columns'='[{"name":"id","primary_key":true,"type":"LONG"},{"name":"flag","type":"BOOLEAN"},{"name":"small","type":"SHORT"}]'
 )

@@ -5,7 +5,8 @@ TBLPROPERTIES (
   'format-version'='2',
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
-  'write.merge.mode'='merge-on-read'
+  'write.merge.mode'='merge-on-read',
+  'write.parquet.row-group-size-bytes'='4194304'
 ) AS
 SELECT
   `s`.`id`,

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
@@ -124,6 +125,24 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     del expected[2]
     expected.append((3000, "b", 6, "six"))
     assert _rows(spark) == expected
+
+
+def test_tables_are_created_with_small_row_groups(
+    spark: SparkSession, spark_settings: SparkSettings
+) -> None:
+    """The filter skips Parquet row groups by their key range; created tables write row
+    groups of 4 MiB (Iceberg's default, 128 MiB, would make one row group per file here)."""
+    engine = _engine(spark, spark_settings)
+    table = dataclasses.replace(TABLE, name="layout")
+    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    name = qualified("lake", SCHEMA, "layout")
+    # ~30 MB of Parquet in one task (one file): written by Spark, laid out by the table.
+    spark.range(400_000, numPartitions=1).selectExpr(
+        "id", "uuid() AS code", "CAST(id % 1000 AS INT) AS qty", "repeat(uuid(), 2) AS note"
+    ).writeTo(name).append()
+    [path] = _data_files(spark, "layout")
+    groups = pq.ParquetFile(urlparse(path).path).metadata.num_row_groups
+    assert groups >= 5
 
 
 DATED = Table(

@@ -44,6 +44,11 @@ SPARK_ICEBERG: Final = Dialect(
         ("write.delete.mode", "merge-on-read"),
         ("write.update.mode", "merge-on-read"),
         ("write.merge.mode", "merge-on-read"),
+        # Row groups of 4 MiB instead of 128: a small batch's key filter skips row groups by
+        # their min/max keys, so it reads 4 MiB around each key rather than a whole file. On
+        # the bench's 1.65M-row table a 120-row batch took 0.51 s instead of 0.93 (sequential
+        # keys) and 0.71 instead of 1.03 (random); a 1M-row MERGE took 4.99 s against 4.79.
+        ("write.parquet.row-group-size-bytes", str(4 << 20)),
     ),
     type_names=SPARK_TYPE_NAMES,
     # Iceberg has no 16-bit integer: Spark stores SMALLINT as INT. The Fivetran type is kept in
