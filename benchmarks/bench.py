@@ -317,6 +317,15 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def median_seconds(runs: int, work: Callable[[], object]) -> float:
+    seconds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        seconds.append(time.perf_counter() - started)
+    return median(seconds)
+
+
 def main() -> None:  # noqa: PLR0915 - one linear script
     parser = argparse.ArgumentParser()
     parser.add_argument("--full", action="store_true", help="N=1M, small tables 165k/1.65M")
@@ -349,21 +358,32 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         upsert_rows = [row(i, rng) for i in range(n // 2, n + n // 2)]
         upsert_csv = files.write(upsert_rows)
         plain = sum(len(",".join(r)) + 1 for r in upsert_rows) / 1e6
-        started = time.perf_counter()
+        # Medians of 3 runs each: one run right after the JVM's warm-up is noisy.
+        parse = median_seconds(
+            3,
+            lambda: read_batch_file(
+                upsert_csv, key=files.keys[upsert_csv], params=PARAMS, columns=HEADER
+            ),
+        )
         raw = read_batch_file(upsert_csv, key=files.keys[upsert_csv], params=PARAMS, columns=HEADER)
-        parse = time.perf_counter() - started
         spec = decode_spec(
             plan_write_batch(bench.request(warm, replace=[upsert_csv]), warm, catalog="lake").ops[0]
         )  # type: ignore[arg-type]
-        started = time.perf_counter()
-        decode_file(raw, spec=spec, kind=FileKind.REPLACE, path=upsert_csv)
-        typing = time.perf_counter() - started
-        del raw
-        started = time.perf_counter()  # what staging runs: pyarrow types what it can exactly
-        decode_csv_file(
-            upsert_csv, key=files.keys[upsert_csv], params=PARAMS, spec=spec, kind=FileKind.REPLACE
+        typing = median_seconds(
+            3,
+            lambda table=raw: decode_file(table, spec=spec, kind=FileKind.REPLACE, path=upsert_csv),
         )
-        staged = time.perf_counter() - started
+        del raw
+        staged = median_seconds(  # what staging runs: pyarrow types what it can exactly
+            3,
+            lambda: decode_csv_file(
+                upsert_csv,
+                key=files.keys[upsert_csv],
+                params=PARAMS,
+                spec=spec,
+                kind=FileKind.REPLACE,
+            ),
+        )
         print(f"batch file: {n:,} rows, {plain:.0f} MB of CSV ({plain * 1e6 / n:.0f} B/row)")
 
         # 1. Upsert N rows (half new) into an N-row table; connector vs floor.
