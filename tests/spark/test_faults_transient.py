@@ -12,7 +12,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from spark_destination.runtime import transient
+from spark_destination.runtime import executor, transient
 from tests.spark.conftest import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
@@ -37,18 +37,29 @@ def java_error(spark: SparkSession, cls: str, *, wrapped: bool = True) -> Py4JJa
 def failing_merges(
     monkeypatch: pytest.MonkeyPatch, error: Callable[[], Py4JJavaError], times: int
 ) -> list[str]:
-    """Make the next ``times`` MERGE statements raise ``error()``; returns the attempts."""
-    original = SparkSession.sql
+    """Make the next ``times`` MERGE statements raise ``error()``; returns the attempts.
+
+    Both ways the executor runs a statement fail: ``SparkSession.sql`` and, for a statement
+    with bound values (a small batch's key filter), ``runtime.bound_sql``."""
+    original_sql, original_bound = SparkSession.sql, executor.bound_sql
     attempts: list[str] = []
 
-    def sql(self: SparkSession, text: str, *args: Any, **kwargs: Any) -> Any:
+    def attempt(text: str) -> None:
         if text.lstrip().upper().startswith("MERGE"):
             attempts.append(text[:5])
             if len(attempts) <= times:
                 raise error()
-        return original(self, text, *args, **kwargs)
+
+    def sql(self: SparkSession, text: str, *args: Any, **kwargs: Any) -> Any:
+        attempt(text)
+        return original_sql(self, text, *args, **kwargs)
+
+    def bound(session: SparkSession, text: str, args: Any) -> Any:
+        attempt(text)
+        return original_bound(session, text, args)
 
     monkeypatch.setattr(SparkSession, "sql", sql)
+    monkeypatch.setattr(executor, "bound_sql", bound)
     return attempts
 
 
