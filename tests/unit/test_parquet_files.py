@@ -23,12 +23,9 @@ from spark_destination.model import (
     FileParams,
 )
 from spark_destination.planner.ir import unmodified_column
-from spark_destination.runtime.batch_files import read_batch_file
-from spark_destination.runtime.parquet_files import (
-    BatchFileFormat,
-    read_parquet_batch_file,
-    reader_for,
-)
+from spark_destination.runtime.batch_decoders import decode_parquet_file, decoder_for
+from spark_destination.runtime.parquet_files import BatchFileFormat, read_parquet_batch_file
+from spark_destination.runtime.typed_csv import decode_csv_file
 from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
 from spark_destination.testing.batch_writer import (
     new_key,
@@ -73,9 +70,8 @@ SPEC = DecodeSpec(columns=COLUMNS, key=("id",), null_string=NULL, unmodified_str
 
 
 def typed(path: Path, params: FileParams, key: bytes | None, *, parquet: bool) -> pa.Table:
-    reader = reader_for(BatchFileFormat.PARQUET if parquet else BatchFileFormat.CSV)
-    raw = reader(str(path), key=key, params=params, columns=HEADER)
-    return decode_file(raw, spec=SPEC, kind=FileKind.UPDATE, path=str(path))
+    decoder = decoder_for(BatchFileFormat.PARQUET if parquet else BatchFileFormat.CSV)
+    return decoder(str(path), key=key, params=params, spec=SPEC, kind=FileKind.UPDATE)
 
 
 @pytest.mark.parametrize("compression", list(Compression))
@@ -192,8 +188,9 @@ def test_a_column_unknown_to_the_table_is_refused(tmp_path: Path) -> None:
         read_parquet_batch_file(path, key=key, params=PROD, columns=HEADER)
 
 
-def test_the_csv_reader_is_the_default_interface() -> None:
-    assert reader_for(BatchFileFormat.CSV) is read_batch_file
+def test_each_format_decodes_through_its_own_decoder() -> None:
+    assert decoder_for(BatchFileFormat.CSV) is decode_csv_file
+    assert decoder_for(BatchFileFormat.PARQUET) is decode_parquet_file
 
 
 @pytest.mark.parametrize(("default", "announced"), [(None, "CSV"), ("parquet", "PARQUET")])

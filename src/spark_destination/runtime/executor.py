@@ -57,10 +57,11 @@ from spark_destination.planner.ir_maintenance import (
 )
 from spark_destination.rendered import CheckOutput, Form, OutputKind, RenderedPlan, Statement
 from spark_destination.runtime import faults, transient
+from spark_destination.runtime.batch_decoders import decoder_for
 from spark_destination.runtime.bound_sql import bound_sql
 from spark_destination.runtime.catalog import load_table
 from spark_destination.runtime.key_filter import key_filter_args
-from spark_destination.runtime.parquet_files import BatchFileFormat, reader_for
+from spark_destination.runtime.parquet_files import BatchFileFormat
 from spark_destination.runtime.staging import StagedBatch, Stager, Transport
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class Executor:
         """Run rendered statements in order (the plan's ``Statement``s, rendered once)."""
         batch = batch or Batch()
         outcome = Outcome()
-        stager = Stager(self._session, self._transport, reader_for(batch.file_format))
+        stager = Stager(self._session, self._transport, decoder_for(batch.file_format))
         staged: dict[str, StagedBatch] = {}
         try:
             for index, statement in enumerate(statements):

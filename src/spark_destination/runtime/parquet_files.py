@@ -1,4 +1,4 @@
-"""Parquet batch files (protocol v2, reference §6.3) and the one reader interface.
+"""Parquet batch files (protocol v2, reference §6.3) and the batch-file format setting.
 
 Fivetran writes Parquet with Java's ``AvroParquetWriter`` when Capabilities answer PARQUET:
 booleans, INT32/INT64, float/double and decimals typed, instants and dates as strings, binary as
@@ -16,7 +16,7 @@ import dataclasses
 import enum
 import zlib
 from collections.abc import Sequence
-from typing import Final, Protocol
+from typing import Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,9 +24,9 @@ import zstandard
 
 from spark_destination.errors import BatchFileError, InvalidRequestError
 from spark_destination.model import Compression, FileParams
-from spark_destination.runtime.batch_files import open_plain_stream, read_batch_file
+from spark_destination.runtime.batch_files import open_plain_stream
 
-__all__ = ["BatchFileFormat", "BatchFileReader", "read_parquet_batch_file", "reader_for"]
+__all__ = ["BatchFileFormat", "read_parquet_batch_file"]
 
 PARQUET_MAGIC: Final = b"PAR1"
 
@@ -36,26 +36,6 @@ class BatchFileFormat(enum.Enum):
 
     CSV = "csv"
     PARQUET = "parquet"
-
-
-class BatchFileReader(Protocol):
-    """Decode one batch file into an Arrow table of the header's columns (subset of ``columns``).
-
-    CSV gives non-null string columns (sentinels verbatim); Parquet gives the file's own types
-    (text columns may hold sentinels). ``runtime.typed_decode`` turns either into typed columns.
-    """
-
-    def __call__(
-        self, path: str, *, key: bytes | None, params: FileParams, columns: Sequence[str]
-    ) -> pa.Table: ...
-
-
-def reader_for(file_format: BatchFileFormat) -> BatchFileReader:
-    match file_format:
-        case BatchFileFormat.CSV:
-            return read_batch_file
-        case BatchFileFormat.PARQUET:
-            return read_parquet_batch_file
 
 
 def _plaintext(path: str, key: bytes | None, params: FileParams) -> bytes:

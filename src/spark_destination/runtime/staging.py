@@ -35,11 +35,10 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.runtime.batch_files import read_batch_file
-from spark_destination.runtime.parquet_files import BatchFileReader
+from spark_destination.runtime.batch_decoders import BatchFileDecoder
 from spark_destination.runtime.staging_space import fits, is_out_of_space, staging_dir
 from spark_destination.runtime.typed_csv import decode_csv_file
-from spark_destination.runtime.typed_decode import ROW_OP, DecodeSpec, decode_file
+from spark_destination.runtime.typed_decode import ROW_OP, DecodeSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,7 +92,7 @@ def decode_batch(
     *,
     keys: Mapping[str, bytes],
     params: FileParams,
-    reader: BatchFileReader = read_batch_file,
+    decoder: BatchFileDecoder = decode_csv_file,
     type_texts: tuple[tuple[str, str], ...] = (),
 ) -> tuple[pa.Table, tuple[FileSpan, ...]]:
     """Every file of ``op`` as one typed Arrow table of the view's columns, in processing order.
@@ -102,21 +101,12 @@ def decode_batch(
     not fit, before any Spark work.
     """
     spec = decode_spec(op, type_texts)
-    names = [c.name for c in op.columns]
     parts: list[pa.Table] = []
     spans: list[FileSpan] = []
     seq = 0
     for staged in op.files:
         key = keys.get(staged.path)
-        if reader is read_batch_file:
-            # CSV: pyarrow parses the columns it can type exactly itself (runtime.typed_csv).
-            typed = decode_csv_file(
-                staged.path, key=key, params=params, spec=spec, kind=staged.kind
-            )
-        else:
-            raw = reader(staged.path, key=key, params=params, columns=names)
-            typed = decode_file(raw, spec=spec, kind=staged.kind, path=staged.path)
-            del raw
+        typed = decoder(staged.path, key=key, params=params, spec=spec, kind=staged.kind)
         rows = typed.num_rows
         log.info("decoded %d row(s) from %s", rows, os.path.basename(staged.path))
         typed = typed.append_column(
@@ -178,11 +168,11 @@ class Stager:
         self,
         session: SparkSession,
         transport: Transport | None = None,
-        reader: BatchFileReader = read_batch_file,
+        decoder: BatchFileDecoder = decode_csv_file,
     ) -> None:
         self._session = session
         self._transport = transport or choose_transport(session)
-        self._reader = reader
+        self._decoder = decoder
         self._views: list[str] = []
         self._dirs: list[Path] = []
 
@@ -195,7 +185,7 @@ class Stager:
         type_texts: tuple[tuple[str, str], ...] = (),
     ) -> StagedBatch:
         table, spans = decode_batch(
-            op, keys=keys, params=params, reader=self._reader, type_texts=type_texts
+            op, keys=keys, params=params, decoder=self._decoder, type_texts=type_texts
         )
         frame = None
         if self._transport is Transport.TMPFS_PARQUET:
