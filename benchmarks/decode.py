@@ -20,14 +20,13 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import zstandard
-from bench import COLUMNS, HEADER, PARAMS, Files, row, update_row
+from bench import COLUMNS, HEADER, PARAMS, Files, median_seconds, row, update_row
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
@@ -47,16 +46,6 @@ SPEC = DecodeSpec(
     unmodified_string=PARAMS.unmodified_string,
 )
 CHUNK = 1 << 20
-
-
-def timed(runs: int, work: Callable[[], object]) -> float:
-    """Median seconds of ``runs`` calls."""
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        seconds.append(time.perf_counter() - started)
-    return statistics.median(seconds)
 
 
 def precise(path: str, key: bytes, kind: FileKind) -> pa.Table:
@@ -103,20 +92,23 @@ def layers(path: str, key: bytes, runs: int) -> tuple[float, list[tuple[str, flo
             fh.close()
 
     stages = [
-        ("AES-CBC decrypt + unpad", timed(runs, decrypt)),
-        ("zstd decompress (1 MiB in)", timed(runs, decompress)),
-        ("quote count, bytes.count", timed(runs, lambda: sum(c.count(b'"') for c in chunks))),
+        ("AES-CBC decrypt + unpad", median_seconds(runs, decrypt)),
+        ("zstd decompress (1 MiB in)", median_seconds(runs, decompress)),
+        (
+            "quote count, bytes.count",
+            median_seconds(runs, lambda: sum(c.count(b'"') for c in chunks)),
+        ),
         (
             "quote count, numpy",
-            timed(
+            median_seconds(
                 runs,
                 lambda: sum(np.count_nonzero(np.frombuffer(c, np.uint8) == 34) for c in chunks),
             ),
         ),
-        ("file -> decrypt -> zstd -> quote check (chain)", timed(runs, chain)),
+        ("file -> decrypt -> zstd -> quote check (chain)", median_seconds(runs, chain)),
         (
             "pyarrow parse as text, from memory",
-            timed(runs, lambda: pa_csv.read_csv(pa.BufferReader(plain), **text)),
+            median_seconds(runs, lambda: pa_csv.read_csv(pa.BufferReader(plain), **text)),
         ),
     ]
     return len(plain) / 1e6, stages
@@ -125,7 +117,7 @@ def layers(path: str, key: bytes, runs: int) -> tuple[float, list[tuple[str, flo
 def paths(path: str, key: bytes, kind: FileKind, runs: int) -> list[tuple[str, float]]:
     """The precise and the staged path, alternately; the text parse and typing apart too."""
     raw = batch_files.read_batch_file(path, key=key, params=PARAMS, columns=HEADER)
-    typing = timed(runs, lambda: decode_file(raw, spec=SPEC, kind=kind, path=path))
+    typing = median_seconds(runs, lambda: decode_file(raw, spec=SPEC, kind=kind, path=path))
     seconds: dict[str, list[float]] = {"precise": [], "staged": [], "text": []}
     cpu: dict[str, list[float]] = {"precise": [], "staged": [], "text": []}
     for _ in range(runs):

@@ -76,6 +76,13 @@ def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
     return Engine(provider, defaults=configuration)
 
 
+def _created(spark: SparkSession, settings: SparkSettings, table: Table) -> Engine:
+    """An engine on the shared session, with ``table`` created through it."""
+    engine = _engine(spark, settings)
+    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    return engine
+
+
 def _data_files(spark: SparkSession, table: str = "t") -> set[str]:
     name = qualified("lake", SCHEMA, table) + ".files"
     return {
@@ -95,8 +102,7 @@ def _rows(spark: SparkSession, table: str = "t") -> list[tuple[object, ...]]:
 def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
 ) -> None:
-    engine = _engine(spark, spark_settings)
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=TABLE))
+    engine = _created(spark, spark_settings, TABLE)
     writer = _Writer(engine, tmp_path, TABLE)
     writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
     old = _data_files(spark)
@@ -132,9 +138,7 @@ def test_tables_are_created_with_small_row_groups(
 ) -> None:
     """The filter skips Parquet row groups by their key range; created tables write row
     groups of 4 MiB (Iceberg's default, 128 MiB, would make one row group per file here)."""
-    engine = _engine(spark, spark_settings)
-    table = dataclasses.replace(TABLE, name="layout")
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    _created(spark, spark_settings, dataclasses.replace(TABLE, name="layout"))
     name = qualified("lake", SCHEMA, "layout")
     # ~30 MB of Parquet in one task (one file): written by Spark, laid out by the table.
     spark.range(400_000, numPartitions=1).selectExpr(
@@ -162,8 +166,7 @@ OLD_DAYS = ("0001-01-01", "1200-03-04", "1582-10-10", "2024-02-29")
 def test_a_small_batch_keyed_by_old_dates_updates_the_stored_rows(
     spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
 ) -> None:
-    engine = _engine(spark, spark_settings)
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=DATED))
+    engine = _created(spark, spark_settings, DATED)
     writer = _Writer(engine, tmp_path, DATED)
     writer.write(replace=[[day, "1"] for day in OLD_DAYS])
     writer.write(replace=[[day, "2"] for day in OLD_DAYS])  # a small batch: the key filter
@@ -200,9 +203,8 @@ def _at(text: str) -> dt.datetime:
 def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
     spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path, unmodified: bool
 ) -> None:
-    engine = _engine(spark, spark_settings)
     table = dataclasses.replace(HISTORY, name=f"h_{int(unmodified)}")
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    engine = _created(spark, spark_settings, table)
     writer = _Writer(engine, tmp_path, table, history=True)
 
     def version(key: int, value: str, start: str) -> list[str]:
