@@ -28,6 +28,12 @@ class Form(enum.Enum):
     FULL_VERSIONS = "history batch of complete new versions, at most one per key"
     # ``FULL_VERSIONS`` plus the key filter on the MERGE's target.
     FULL_VERSIONS_KEY_FILTER = "complete new versions, and few enough keys to bind as a filter"
+    # The history MERGE filling unmodified values from each key's newest surviving stored
+    # version, found by a join and an aggregate: no key has two new versions
+    # (``dialects.lowering.merge_history_filled``).
+    FILLED_VERSIONS = "history batch with unmodified values, at most one new version per key"
+    # ``FILLED_VERSIONS`` plus the key filter on both reads of the table.
+    FILLED_VERSIONS_KEY_FILTER = "unmodified values, and few enough keys to bind as a filter"
 
 
 class OutputKind(enum.Enum):

@@ -61,6 +61,8 @@ CASES: dict[str, Op] = {
     "merge_history_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
     "merge_history_full_versions": _merge(TABLE, NULL, UNMOD),
     "merge_history_full_versions_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
+    "merge_history_filled_versions": _merge(TABLE, NULL, UNMOD),
+    "merge_history_filled_versions_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
     "truncate_soft_history": TruncateOp(
         table=TABLE,
         synced_column="_fivetran_synced",
@@ -75,6 +77,8 @@ FORMS = {
     "merge_history_key_filter": Form.KEY_FILTER,
     "merge_history_full_versions": Form.FULL_VERSIONS,
     "merge_history_full_versions_key_filter": Form.FULL_VERSIONS_KEY_FILTER,
+    "merge_history_filled_versions": Form.FILLED_VERSIONS,
+    "merge_history_filled_versions_key_filter": Form.FILLED_VERSIONS_KEY_FILTER,
 }
 
 
@@ -127,3 +131,31 @@ def test_the_full_versions_form_reads_the_table_only_as_the_merge_target() -> No
     assert "AND `s`.`__sd_action` = 'close'" in full
     [(_, markers)] = statement.key_filter.columns
     assert filtered.count(f":{markers[-1]}") == 1 and ":sd_key" not in full
+
+
+def test_the_filled_versions_form_reads_the_newest_surviving_stored_version() -> None:
+    (statement,) = rendered(CASES["merge_history_filled_versions_key_filter"], "spark_iceberg")
+    filled = statement.form(Form.FILLED_VERSIONS)
+    filtered = statement.form(Form.FILLED_VERSIONS_KEY_FILTER)
+    assert filled is not None and filtered is not None and statement.key_filter is not None
+    table = "`lake`.`sales`.`orders_history`"
+    # Read twice: the stored versions that survive (by an aggregate, no window), the target.
+    assert filled.count(table) == filtered.count(table) == 2
+    assert " OVER " not in filled
+    assert "`t`.`_fivetran_start` < `k`.`__sd_earliest`" in filled
+    assert "MAX_BY(" in filled
+    assert "`t`.`_fivetran_start`\n      ) AS `__sd_stored_values`" in filled
+    # An unmodified value comes from that version; the start is never filled.
+    assert (
+        "CASE\n        WHEN `r`.`__sd_unmodified_amount`\n"
+        "        THEN `b`.`__sd_stored_values`.`amount`\n        ELSE `r`.`amount`\n"
+    ) in filled
+    assert "__sd_unmodified__fivetran_start" not in filled
+    [(_, markers)] = statement.key_filter.columns
+    assert filtered.count(f":{markers[-1]}") == 2 and ":sd_key" not in filled
+
+
+def test_without_the_unmodified_sentinel_there_is_no_filled_form() -> None:
+    (statement,) = rendered(CASES["merge_history_odd_names_no_sentinels"], "spark_iceberg")
+    assert statement.form(Form.FILLED_VERSIONS) is None
+    assert statement.form(Form.FULL_VERSIONS) is not None

@@ -157,9 +157,10 @@ HISTORY_MERGE = MergeHistoryOp(
     [
         (0, False, 3, Form.FULL_VERSIONS_KEY_FILTER),
         (0, False, 201, Form.FULL_VERSIONS),
-        (0, True, 3, Form.KEY_FILTER),
+        (0, True, 3, Form.FILLED_VERSIONS_KEY_FILTER),
+        (0, True, 201, Form.FILLED_VERSIONS),
         (2, False, 3, Form.KEY_FILTER),  # a key with two new versions
-        (0, True, 201, None),
+        (2, True, 201, None),
     ],
 )
 def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_for_it(
@@ -168,7 +169,7 @@ def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_f
     (merge,) = render_plan(Plan(ops=(HISTORY_MERGE,)), SPARK_ICEBERG)
     expected = merge.sql if form is None else merge.form(form)
     assert expected is not None
-    assert len({merge.sql, *(sql for _, sql in merge.forms)}) == 4
+    assert len({merge.sql, *(sql for _, sql in merge.forms)}) == 6
     batch = StagedBatch(
         view="sd_batch",
         rows=rows,
@@ -179,7 +180,8 @@ def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_f
     )
     sql, args = Executor._history_form(merge, batch)
     assert sql == expected
-    assert (args is not None) == (form in (Form.FULL_VERSIONS_KEY_FILTER, Form.KEY_FILTER))
+    filtered = (Form.FULL_VERSIONS_KEY_FILTER, Form.FILLED_VERSIONS_KEY_FILTER, Form.KEY_FILTER)
+    assert (args is not None) == (form in filtered)
 
 
 def test_a_tables_merge_renders_once_across_requests() -> None:

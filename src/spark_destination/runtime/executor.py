@@ -279,18 +279,28 @@ class Executor:
     def _history_form(
         cls, statement: Statement, batch: StagedBatch | None
     ) -> tuple[str, dict[str, object] | None]:
-        """The history MERGE in the cheapest form the staged batch allows: without reading
-        the stored versions first when every new version is complete and keys have one."""
+        """The history MERGE in the cheapest form the staged batch allows. With one new
+        version per key: complete versions need no stored version; unmodified values need
+        only each key's newest surviving one. Otherwise the general form (every stored
+        version of the batch's keys, windowed with the batch)."""
         assert statement.sql is not None
-        full = statement.form(Form.FULL_VERSIONS)
-        if (
-            full is not None
-            and batch is not None
-            and batch.repeated_rows == 0
-            and not batch.unmodified_values
-        ):
-            log.info("%s: complete new versions, stored versions not read first", statement.summary)
-            return cls._key_filtered(statement, batch, full, Form.FULL_VERSIONS_KEY_FILTER)
+        if batch is not None and batch.repeated_rows == 0:
+            if batch.unmodified_values:
+                form, filtered, note = (
+                    Form.FILLED_VERSIONS,
+                    Form.FILLED_VERSIONS_KEY_FILTER,
+                    "unmodified values filled from each key's newest surviving version",
+                )
+            else:
+                form, filtered, note = (
+                    Form.FULL_VERSIONS,
+                    Form.FULL_VERSIONS_KEY_FILTER,
+                    "complete new versions, stored versions not read first",
+                )
+            sql = statement.form(form)
+            if sql is not None:
+                log.info("%s: %s", statement.summary, note)
+                return cls._key_filtered(statement, batch, sql, filtered)
         return cls._key_filtered(statement, batch, statement.sql, Form.KEY_FILTER)
 
     @staticmethod

@@ -30,6 +30,7 @@ from spark_destination.dialects.lowering.common import (
     op_is,
     text,
 )
+from spark_destination.dialects.lowering.merge_history_filled import filled_versions_context
 from spark_destination.dialects.lowering.merge_history_full import (
     ACTION,
     ACTION_CLOSE,
@@ -76,6 +77,7 @@ OTHER_ORDER: Final = 2
 STORED_SEQ: Final = -1
 ACTION_DELETE: Final = "delete"
 FULL: Final = "merge_history_full"
+FILLED_TEMPLATE: Final = "merge_history_filled"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,12 +186,22 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
     )
     summary = f"merge history batch into {op.table.name!r}"
     sql = r.template("merge_history", _context(r, shape, None))
+    # Without the sentinel no value is ever unmodified: no filled form.
+    fills = op.unmodified_string is not None
     forms = [(Form.FULL_VERSIONS, r.template(FULL, full_versions_context(r, op, None)))]
+    if fills:
+        filled = filled_versions_context(r, op, None)
+        forms.append((Form.FILLED_VERSIONS, r.template(FILLED_TEMPLATE, filled)))
     key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
     if key_filter is not None:
         forms.append((Form.KEY_FILTER, r.template("merge_history", _context(r, shape, key_filter))))
         full = full_versions_context(r, op, key_filter)
         forms.append((Form.FULL_VERSIONS_KEY_FILTER, r.template(FULL, full)))
+        if fills:
+            filled_filtered = filled_versions_context(r, op, key_filter)
+            forms.append(
+                (Form.FILLED_VERSIONS_KEY_FILTER, r.template(FILLED_TEMPLATE, filled_filtered))
+            )
     return r.statement(op, sql, summary, forms=tuple(forms), key_filter=key_filter)
 
 

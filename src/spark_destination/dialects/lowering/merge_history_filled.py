@@ -1,0 +1,167 @@
+"""Lowering of the WriteHistoryBatch MERGE's filled-versions form (``Form.FILLED_VERSIONS``).
+
+When some staged value is "unmodified" but no key has more than one new version in the batch,
+a new version's unmodified columns come from one place: the newest stored version that
+survives the batch (start before the key's earliest start). That version is found with a join
+and a per-key aggregate, not by the general form's union of the batch with every stored
+version of its keys, sorted and windowed per key (at 1M versions with half the columns
+unmodified, measured ~0.6x the general form's time on the same staged batch).
+
+The source is the full-versions form's (``merge_history_full``), built from aggregates instead
+of windows:
+
+1. ``__sd_per_key``: per key of the batch, its earliest start and delete time (GROUP BY);
+2. ``__sd_newest_stored``: per key, the values of its newest stored version that starts before
+   the earliest start (``MAX_BY`` over the stored versions joined to 1.);
+3. ``__sd_filled``: the batch's new versions, each unmodified value taken from 2. (NULL when
+   the key has no surviving version, as in the general form);
+
+then the new versions are inserted and one ``close`` row per key (from 1.) deletes, closes or
+ends the key's stored versions, exactly as in the full-versions form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from sqlglot import exp
+
+from spark_destination.dialects.lowering.common import (
+    TARGET_ALIAS,
+    Renderer,
+    alias,
+    col,
+    keys_equal,
+    keys_in_markers,
+    op_is,
+)
+from spark_destination.dialects.lowering.merge_history_full import (
+    DELETED_AT,
+    EARLIEST,
+    FullVersionsContext,
+    delete_time,
+    earliest_start,
+    full_versions_context,
+)
+from spark_destination.dialects.quoting import ident
+from spark_destination.planner.ir import MergeHistoryOp, RowOp, masked_columns, unmodified_column
+from spark_destination.rendered import KeyFilter
+
+PER_KEY: Final = "__sd_per_key"
+NEWEST_STORED: Final = "__sd_newest_stored"
+FILLED: Final = "__sd_filled"
+# The struct of a key's newest surviving stored version's values.
+STORED_VALUES: Final = "__sd_stored_values"
+# Aliases inside the source: a staged row, its key's aggregates, its newest stored version.
+ROW_ALIAS: Final = "r"
+KEY_ALIAS: Final = "k"
+STORED_ALIAS: Final = "b"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilledVersionsContext:
+    table: str
+    target: str
+    source: str
+    view: str
+    per_key: str
+    keys: list[str]
+    aggregates: list[str]
+    newest_stored: str
+    stored_keys: list[str]
+    stored_values: str
+    stored_on: str
+    stored_where: str
+    filled: str
+    row_alias: str
+    key_alias: str
+    stored_alias: str
+    filled_select: list[str]
+    row_on: str
+    base_on: str
+    version_where: str
+    versions: list[str]
+    closes: list[str]
+    on: str
+    deleting: str
+    closing: str
+    close_assignments: list[str]
+    ending: str
+    end_assignments: list[str]
+    inserting: str
+    insert_columns: list[str]
+    insert_values: list[str]
+
+
+def filled_versions_context(
+    r: Renderer, op: MergeHistoryOp, key_filter: KeyFilter | None
+) -> FilledVersionsContext:
+    keys = [c.name for c in op.columns if c.name in op.key]
+    masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
+    # The columns a new version may leave unmodified: its start never (a required value).
+    fillable = [c.name for c in op.columns if c.name in masked and c.name != op.start]
+    full: FullVersionsContext = full_versions_context(r, op, key_filter)
+
+    def as_is(this: exp.Expr) -> exp.Expr:  # aggregates over the GROUP BY, not windows
+        return this
+
+    aggregates = [
+        alias(earliest_start(as_is, op.start), EARLIEST),
+        alias(delete_time(as_is, col(op.end)), DELETED_AT),
+    ]
+    stored_values = exp.func(
+        "MAX_BY",
+        exp.Struct(expressions=[alias(col(c, TARGET_ALIAS), c) for c in fillable]),
+        col(op.start, TARGET_ALIAS),
+    )
+    stored_where = exp.and_(
+        # NULL (a key without new versions, nothing to fill) keeps no stored version.
+        exp.LT(this=col(op.start, TARGET_ALIAS), expression=col(EARLIEST, KEY_ALIAS)),
+        *(keys_in_markers(key_filter, TARGET_ALIAS) if key_filter else ()),
+    )
+    filled_select: list[exp.Expr] = []
+    for column in op.columns:
+        name = column.name
+        value: exp.Expr = col(name, ROW_ALIAS)
+        if name in fillable:
+            stored = exp.Dot(
+                this=col(STORED_VALUES, STORED_ALIAS), expression=exp.to_identifier(name, True)
+            )
+            mask = col(unmodified_column(name), ROW_ALIAS)
+            value = alias(exp.Case(ifs=[exp.If(this=mask, true=stored)], default=value), name)
+        filled_select.append(value)
+    filled_select.append(col(DELETED_AT, KEY_ALIAS))
+    return FilledVersionsContext(
+        table=full.table,
+        target=full.target,
+        source=full.source,
+        view=full.view,
+        per_key=ident(PER_KEY),
+        keys=[ident(k) for k in keys],
+        aggregates=[r.sql(a) for a in aggregates],
+        newest_stored=ident(NEWEST_STORED),
+        stored_keys=[r.sql(col(k, TARGET_ALIAS)) for k in keys],
+        stored_values=r.sql(alias(stored_values, STORED_VALUES)),
+        stored_on=r.sql(keys_equal(keys, TARGET_ALIAS, KEY_ALIAS)),
+        stored_where=r.sql(stored_where),
+        filled=ident(FILLED),
+        row_alias=ident(ROW_ALIAS),
+        key_alias=ident(KEY_ALIAS),
+        stored_alias=ident(STORED_ALIAS),
+        filled_select=[r.sql(s) for s in filled_select],
+        row_on=r.sql(keys_equal(keys, ROW_ALIAS, KEY_ALIAS)),
+        base_on=r.sql(keys_equal(keys, ROW_ALIAS, STORED_ALIAS)),
+        version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT, table=ROW_ALIAS)),
+        versions=full.versions,
+        closes=full.closes,
+        on=full.on,
+        deleting=full.deleting,
+        closing=full.closing,
+        close_assignments=full.close_assignments,
+        ending=full.ending,
+        end_assignments=full.end_assignments,
+        inserting=full.inserting,
+        insert_columns=full.insert_columns,
+        insert_values=full.insert_values,
+    )
