@@ -4,8 +4,8 @@ When some staged value is "unmodified" but no key has more than one new version 
 a new version's unmodified columns come from one place: the newest stored version that
 survives the batch (start before the key's earliest start). That version is found with a join
 and a per-key aggregate, not by the general form's union of the batch with every stored
-version of its keys, sorted and windowed per key (at 1M versions with half the columns
-unmodified, measured ~0.6x the general form's time on the same staged batch).
+version of its keys, sorted and windowed per key (1M versions with half the columns
+unmodified, same staged batch, bare statements: 19.5-23.6 s against 30.7-33.7 s).
 
 The source is the full-versions form's (``merge_history_full``), built from aggregates instead
 of windows:
