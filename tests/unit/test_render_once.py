@@ -12,6 +12,7 @@ import pytest
 
 from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.errors import ExecutionError
 from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import (
     MergeBatchOp,
@@ -24,7 +25,7 @@ from spark_destination.planner.ir import (
 from spark_destination.preview import format_statements
 from spark_destination.rendered import Form
 from spark_destination.runtime import executor as executor_module
-from spark_destination.runtime.executor import Executor
+from spark_destination.runtime.executor import Executor, describe_spark_error
 from spark_destination.runtime.staging import FileSpan, StagedBatch
 
 COLUMNS = (
@@ -130,6 +131,32 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     # Every form is what preview prints.
     shown = format_statements(statements)
     assert all(text in shown for text in (merge.sql, *(sql for _, sql in merge.forms)))
+
+
+def test_a_failed_statement_with_bound_keys_names_no_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A small batch's keys are bound values; a Spark message that prints the plan shows them
+    as unquoted literals, so the error names none. Without bound values numbers stay."""
+    from pyspark.errors import PySparkException
+
+    stager = type("Stager", (_Stager,), {"repeated": 0, "rows": 3})
+    monkeypatch.setattr(executor_module, "Stager", stager)
+    monkeypatch.setattr(executor_module.transient, "retrying", lambda run, what: run())
+
+    def fail(session: object, text: str, args: dict[str, object]) -> object:
+        shown = ", ".join(str(v) for v in args.values())
+        raise PySparkException(message=f"[SOME_ERROR] Cannot plan: id IN ({shown}) 2024-01-31")
+
+    monkeypatch.setattr(executor_module, "bound_sql", fail)
+    with pytest.raises(ExecutionError) as caught:
+        Executor(_Session()).run(render_plan(PLAN, SPARK_ICEBERG))  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "[SOME_ERROR] Cannot plan: id IN (" in message
+    assert not any(digit in message for digit in "0123456789")
+
+    unbound = PySparkException(message="[PARSE_SYNTAX_ERROR] error at line 3 pos 11")
+    assert describe_spark_error(unbound) == "[PARSE_SYNTAX_ERROR] error at line 3 pos 11"
 
 
 HISTORY_COLUMNS = (

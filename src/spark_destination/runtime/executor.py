@@ -338,7 +338,8 @@ class Executor:
         try:
             return transient.retrying(run, what=what)
         except (PySparkException, Py4JJavaError) as exc:
-            raise ExecutionError(f"{what} failed: {describe_spark_error(exc)}") from None
+            described = describe_spark_error(exc, values_bound=bool(args))
+            raise ExecutionError(f"{what} failed: {described}") from None
 
     def describe(self, table: TableRef) -> Table | None:
         """The table as Fivetran sees it, or None when it does not exist."""
@@ -376,15 +377,23 @@ def _sql_type(statement: Statement, index: int) -> str:
     return output.sql_type
 
 
-def describe_spark_error(exc: BaseException) -> str:
+# A number, date or time as Spark prints a literal unquoted (``42``, ``-1.5E3``, ``2024-01-31``).
+_UNQUOTED_LITERAL = re.compile(r"\d[\w.:+\-]*")
+
+
+def describe_spark_error(exc: BaseException, *, values_bound: bool = False) -> str:
     """A one-line, value-free account of a Spark failure.
 
     Spark's messages for bad values quote the value (``The value 'abc' of the type ...``), so
-    only the error class and Spark's first sentence with quoted literals masked are kept.
+    only the error class and Spark's first sentence with quoted literals masked are kept. When
+    the statement had values bound to it (a small batch's keys), a message that prints part of
+    the plan could show them as unquoted literals: every number is masked too.
     """
     text = str(exc)
     if hasattr(exc, "java_exception"):
         text = str(exc.java_exception)  # a Py4JJavaError's str() includes the whole JVM trace
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     masked = re.sub(r"'[^']*'", "'…'", first)
+    if values_bound:
+        masked = _UNQUOTED_LITERAL.sub("…", masked)
     return masked[:500]
