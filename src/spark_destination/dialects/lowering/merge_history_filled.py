@@ -39,7 +39,7 @@ from spark_destination.dialects.lowering.common import (
 from spark_destination.dialects.lowering.merge_history_full import (
     DELETED_AT,
     EARLIEST,
-    FullVersionsContext,
+    VersionsClauses,
     delete_time,
     earliest_start,
     full_versions_context,
@@ -83,15 +83,7 @@ class FilledVersionsContext:
     version_where: str
     versions: list[str]
     closes: list[str]
-    on: str
-    deleting: str
-    closing: str
-    close_assignments: list[str]
-    ending: str
-    end_assignments: list[str]
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    clauses: VersionsClauses
 
 
 def filled_versions_context(
@@ -101,7 +93,7 @@ def filled_versions_context(
     masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
     # The columns a new version may leave unmodified: its start never (a required value).
     fillable = [c.name for c in op.columns if c.name in masked and c.name != op.start]
-    full: FullVersionsContext = full_versions_context(r, op, key_filter)
+    full = full_versions_context(r, op, key_filter)
 
     def as_is(this: exp.Expr) -> exp.Expr:  # aggregates over the GROUP BY, not windows
         return this
@@ -155,13 +147,5 @@ def filled_versions_context(
         version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT, table=ROW_ALIAS)),
         versions=full.versions,
         closes=full.closes,
-        on=full.on,
-        deleting=full.deleting,
-        closing=full.closing,
-        close_assignments=full.close_assignments,
-        ending=full.ending,
-        end_assignments=full.end_assignments,
-        inserting=full.inserting,
-        insert_columns=full.insert_columns,
-        insert_values=full.insert_values,
+        clauses=full.clauses,
     )

@@ -71,6 +71,23 @@ def delete_time(over: Callable[[exp.Expr], exp.Expr], end: exp.Expr) -> exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VersionsClauses:
+    """The MERGE clauses the full- and filled-versions forms share
+    (``merge_history_versions_clauses.sql.j2``): one close row per key matches its stored
+    versions; new versions are inserted."""
+
+    on: str
+    deleting: str
+    closing: str
+    close_assignments: list[str]
+    ending: str
+    end_assignments: list[str]
+    inserting: str
+    insert_columns: list[str]
+    insert_values: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FullVersionsContext:
     table: str
     target: str
@@ -82,15 +99,7 @@ class FullVersionsContext:
     version_where: str
     closes: list[str]
     close_where: str
-    on: str
-    deleting: str
-    closing: str
-    close_assignments: list[str]
-    ending: str
-    end_assignments: list[str]
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    clauses: VersionsClauses
 
 
 def full_versions_context(
@@ -161,19 +170,21 @@ def full_versions_context(
         version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT)),
         closes=[r.sql(c) for c in closes],
         close_where=r.sql(exp.EQ(this=col(POS), expression=number(1))),
-        on=r.sql(on),
-        deleting=r.sql(exp.GTE(this=stored_start, expression=earliest_s.copy())),
-        closing=r.sql(closing),
-        close_assignments=[
-            r.sql(assign(op.end, exp.Sub(this=earliest_s.copy(), expression=CLOSE_GAP.copy()))),
-            r.sql(assign(op.active, exp.false())),
-        ],
-        ending=r.sql(ending),
-        end_assignments=[
-            r.sql(assign(op.end, deleted_s.copy())),
-            r.sql(assign(op.active, exp.false())),
-        ],
-        inserting=r.sql(exp.EQ(this=action.copy(), expression=text(ACTION_INSERT))),
-        insert_columns=[ident(c.name) for c in op.columns],
-        insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
+        clauses=VersionsClauses(
+            on=r.sql(on),
+            deleting=r.sql(exp.GTE(this=stored_start, expression=earliest_s.copy())),
+            closing=r.sql(closing),
+            close_assignments=[
+                r.sql(assign(op.end, exp.Sub(this=earliest_s.copy(), expression=CLOSE_GAP.copy()))),
+                r.sql(assign(op.active, exp.false())),
+            ],
+            ending=r.sql(ending),
+            end_assignments=[
+                r.sql(assign(op.end, deleted_s.copy())),
+                r.sql(assign(op.active, exp.false())),
+            ],
+            inserting=r.sql(exp.EQ(this=action.copy(), expression=text(ACTION_INSERT))),
+            insert_columns=[ident(c.name) for c in op.columns],
+            insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
+        ),
     )
