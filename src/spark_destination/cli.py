@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -31,6 +32,20 @@ def _add_spark_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warehouse", help="default Iceberg warehouse (default ./warehouse)")
     parser.add_argument("--catalog", help="default catalog name (default lake)")
     parser.add_argument("--master", help="default Spark master (default local[*])")
+    parser.add_argument(
+        "--allowed-warehouse",
+        action="append",
+        metavar="ROOT",
+        help="a warehouse path or URI requests may use, with everything inside it; repeatable "
+        "(default: $SPARK_DESTINATION_ALLOWED_WAREHOUSES, comma-separated; unset: any)",
+    )
+
+
+def allowed_warehouses(flags: Sequence[str] | None) -> tuple[str, ...]:
+    """The operator's allow-list: the flags, else the environment variable."""
+    from spark_destination.config import allowed_warehouses_from_env
+
+    return tuple(flags) if flags else allowed_warehouses_from_env(os.environ)
 
 
 def _engine(args: argparse.Namespace) -> Engine:
@@ -38,7 +53,12 @@ def _engine(args: argparse.Namespace) -> Engine:
     from spark_destination.engine import Engine, SessionProvider
 
     chosen = dialect(getattr(args, "dialect", None) or "spark_iceberg")
-    return Engine(SessionProvider.embedded(), defaults=_defaults(args), dialect=chosen)
+    return Engine(
+        SessionProvider.embedded(),
+        defaults=_defaults(args),
+        dialect=chosen,
+        allowed_warehouses=allowed_warehouses(getattr(args, "allowed_warehouse", None)),
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -47,7 +67,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     engine = _engine(args)  # first: a dialect this server cannot run fails before anything
     logs.configure()
-    engine.claim_warehouse({})  # a second server on the same warehouse stops here
+    engine.config({})  # a default warehouse outside the allow-list stops here
+    # Warehouses are claimed (locked) when a request first uses one, not here: a server whose
+    # requests all name other warehouses leaves the default one alone.
     if args.prewarm:
         engine.sessions.root(engine.config({}))
     serve(engine, host=args.host, port=args.port)

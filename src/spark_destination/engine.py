@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from spark_destination.auto_maintenance import MaintenanceScheduler
-from spark_destination.config import DestinationConfig, parse_config
+from spark_destination.config import DestinationConfig, check_warehouse_allowed, parse_config
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
@@ -84,6 +84,8 @@ class Engine:
     """Plans, renders and executes requests.
 
     ``defaults`` fill configuration keys a request leaves empty (the ``serve`` command's flags).
+    ``allowed_warehouses`` (the operator's, never a request's) limits the warehouses a request
+    may name: each is a root path or URI; empty allows any.
     Every plan is rendered here, once, for ``dialect``; the runtime runs what was rendered.
     """
 
@@ -94,6 +96,7 @@ class Engine:
         defaults: Mapping[str, str] | None = None,
         transport: Transport | None = None,
         dialect: Dialect = DEFAULT,
+        allowed_warehouses: tuple[str, ...] = (),
     ) -> None:
         if not dialect.executable:
             raise ConfigurationError(
@@ -103,6 +106,7 @@ class Engine:
         self._sessions = sessions
         self._defaults = dict(defaults or {})
         self._transport = transport
+        self._allowed_warehouses = allowed_warehouses
         self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._maintenance = MaintenanceScheduler(self._auto_maintain)
@@ -113,7 +117,9 @@ class Engine:
 
     def config(self, configuration: Mapping[str, str]) -> DestinationConfig:
         given = {k: v for k, v in configuration.items() if v.strip()}
-        return parse_config({**self._defaults, **given})
+        config = parse_config({**self._defaults, **given})
+        check_warehouse_allowed(config.warehouse, self._allowed_warehouses)
+        return config
 
     def _key(self, config: DestinationConfig, ref: TableRef) -> tuple[str, ...]:
         return (settings_for(config).catalog_spec.warehouse, ref.catalog, ref.schema, ref.name)

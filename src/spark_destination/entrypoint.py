@@ -63,12 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--catalog", help="default catalog name (default lake)")
     parser.add_argument("--master", help="default Spark master (default local[*])")
     parser.add_argument(
+        "--allowed-warehouse",
+        action="append",
+        metavar="ROOT",
+        help="a warehouse path or URI requests may use, with everything inside it; repeatable "
+        "(default: $SPARK_DESTINATION_ALLOWED_WAREHOUSES, comma-separated; unset: any)",
+    )
+    parser.add_argument(
         "--no-prewarm", action="store_true", help="start Spark on the first request instead"
     )
     return parser
 
 
 def serve(args: argparse.Namespace) -> int:
+    from spark_destination.cli import allowed_warehouses
     from spark_destination.engine import Engine, SessionProvider
     from spark_destination.errors import DestinationError
     from spark_destination.server import logs
@@ -76,7 +84,11 @@ def serve(args: argparse.Namespace) -> int:
 
     logs.configure()
     pairs = {"warehouse": args.warehouse, "catalog": args.catalog, "spark_master": args.master}
-    engine = Engine(SessionProvider.embedded(), defaults={k: v for k, v in pairs.items() if v})
+    engine = Engine(
+        SessionProvider.embedded(),
+        defaults={k: v for k, v in pairs.items() if v},
+        allowed_warehouses=allowed_warehouses(args.allowed_warehouse),
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from spark_destination.names import path_problem
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.spark.conftest import Destination, Lake, column
@@ -23,9 +24,9 @@ pytestmark = pytest.mark.spark
 EXAMPLES = int(os.environ.get("HYPOTHESIS_SPARK_EXAMPLES", "6"))
 SYNC = "2024-03-01T10:00:00.000Z"
 _examples = itertools.count()
-# The Hadoop catalog makes schema and table names into folder names: ':' and '/' cannot be
-# there (README, Limits). Column names have no such limit.
-PATH_NAME = NAME.filter(lambda n: not {":", "/"} & set(n))
+# The Hadoop catalog makes schema and table names into folder names: each must be one plain
+# folder (``names.path_problem``; README, Threat model). Column names have no such limit.
+PATH_NAME = NAME.filter(lambda n: path_problem(n) is None)
 
 
 @settings(

@@ -19,6 +19,7 @@ from sqlglot import exp
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
+from spark_destination.names import path_problem
 from spark_destination.preview import plan_for
 from spark_destination.request_json import parse_request
 
@@ -64,6 +65,9 @@ TEXT = st.text(
     max_size=24,
 )
 NAME = st.one_of(st.sampled_from(NASTY), TEXT)
+# Schema and table names are also folder names (``names.path_problem``): those that are not
+# one plain folder are refused before any SQL exists (tests/unit/test_names.py).
+PATH_NAME = NAME.filter(lambda n: path_problem(n) is None)
 RESERVED_PREFIXES = ("_fivetran", "__sd")
 
 
@@ -179,7 +183,7 @@ def _identifiers(sql: str, read: str) -> set[str]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 @pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
-@given(schema=NAME, table=NAME, names=COLUMN_NAMES, other=NAME.filter(_usable))
+@given(schema=PATH_NAME, table=PATH_NAME, names=COLUMN_NAMES, other=PATH_NAME.filter(_usable))
 def test_every_statement_parses_and_keeps_every_name_intact(
     dialect: Dialect, schema: str, table: str, names: list[str], other: str
 ) -> None:

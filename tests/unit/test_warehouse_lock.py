@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_destination.engine import Engine, SessionProvider
 from spark_destination.errors import ConfigurationError
 from spark_destination.runtime import warehouse_lock
 
@@ -42,22 +43,11 @@ def test_a_second_process_is_refused_until_the_first_is_gone(tmp_path: Path) -> 
         with pytest.raises(ConfigurationError, match=f"pid {other.pid}") as refused:
             warehouse_lock.claim(str(warehouse))
         assert "not safe for two writing processes" in str(refused.value)
-        # ``serve`` stops before listening, with the same message.
-        serve = subprocess.run(
-            [
-                str(Path(sys.executable).parent / "spark-destination"),
-                "serve",
-                "--port",
-                "0",
-                "--warehouse",
-                str(warehouse),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert serve.returncode == 2 and f"pid {other.pid}" in serve.stderr
+        # A server's request on that warehouse is refused the same way (serve itself claims no
+        # warehouse at start-up: only those its requests use).
+        engine = Engine(SessionProvider.embedded())
+        with pytest.raises(ConfigurationError, match=f"pid {other.pid}"):
+            engine.claim_warehouse({"warehouse": str(warehouse)})
     finally:
         os.kill(other.pid, signal.SIGKILL)  # a crash: the lock file stays behind
         other.wait()

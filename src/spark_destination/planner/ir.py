@@ -8,16 +8,23 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from spark_destination.model import Column, FileKind
+from spark_destination.names import check_path_name
 from spark_destination.planner.ir_maintenance import MaintenanceOp
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableRef:
-    """A fully qualified table: ``catalog.schema.name``."""
+    """A fully qualified table: ``catalog.schema.name``. Schema and name are each one plain
+    path component (``names.path_problem``): a path-based catalog keeps the table in
+    ``<warehouse>/<schema>/<name>/`` and nowhere else."""
 
     catalog: str
     schema: str
     name: str
+
+    def __post_init__(self) -> None:
+        check_path_name("schema", self.schema)
+        check_path_name("table", self.name)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

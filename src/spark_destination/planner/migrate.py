@@ -46,6 +46,7 @@ from spark_destination.model import (
     SYNCED,
     Table,
 )
+from spark_destination.names import check_not_reserved
 from spark_destination.planner.ir import (
     CopyRowsOp,
     CopyRowsToHistoryOp,
@@ -186,6 +187,7 @@ def _copy_column(sql_target: Target, op: CopyColumn, ref: TableRef, table: Table
         raise InvalidRequestError(
             f"copy_column of {table.name!r} needs a to_column other than {op.from_column!r}"
         )
+    check_not_reserved("column", op.to_column)
     target = table.column(op.to_column)
     ops: list[Op] = []
     if target is None:
@@ -204,6 +206,7 @@ def _rename_column(op: RenameColumn, ref: TableRef, table: Table) -> Plan:
     source, target = table.column(op.from_column), table.column(op.to_column)
     if not op.to_column:
         raise InvalidRequestError(f"rename_column of {table.name!r} names no to_column")
+    check_not_reserved("column", op.to_column)
     if source is not None and target is not None:
         raise InvalidRequestError(
             f"table {table.name!r} already has a column {op.to_column!r}; cannot rename "

@@ -17,6 +17,7 @@ from spark_destination.model import (
     Table,
     utc_instant,
 )
+from spark_destination.names import check_not_reserved
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -77,6 +78,7 @@ def metadata_op(ref: TableRef, columns: Sequence[Column]) -> SetPropertiesOp:
 def new_column(table: Table, name: str, data_type: DataType) -> Column:
     if not name:
         raise InvalidRequestError(f"Migrate of {table.name!r} names no column")
+    check_not_reserved("column", name)
     if data_type is DataType.UNSPECIFIED:
         raise InvalidRequestError(f"column {name!r} of {table.name!r} has no data type")
     return Column(name=name, type=data_type)

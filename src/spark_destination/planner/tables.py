@@ -15,6 +15,7 @@ from spark_destination.model import (
     FileParams,
     Table,
 )
+from spark_destination.names import check_not_reserved
 from spark_destination.planner.ir import StagedFile, TableRef
 
 # Key types whose batch values bind as literals that compare exactly with the stored values
@@ -27,10 +28,13 @@ FILTERABLE_KEY_TYPES: Final = frozenset(
 
 
 def table_ref(catalog: str, schema: str, name: str) -> TableRef:
+    """The table a request names: a plain path component each (``TableRef``), and not one of
+    the destination's own tables."""
     if not schema:
         raise InvalidRequestError("schema_name is empty")
     if not name:
         raise InvalidRequestError("table name is empty")
+    check_not_reserved("table", name)
     return TableRef(catalog=catalog, schema=schema, name=name)
 
 
@@ -42,6 +46,7 @@ def validate_columns(table: Table) -> None:
     for column in table.columns:
         if not column.name:
             raise InvalidRequestError(f"table {table.name!r} has a column with an empty name")
+        check_not_reserved("column", column.name)
         if column.name in seen:
             raise InvalidRequestError(f"table {table.name!r} declares column {column.name!r} twice")
         seen.add(column.name)

@@ -1,0 +1,98 @@
+"""Schema and table names stay one folder inside the warehouse; reserved names stay ours; the
+operator's warehouse allow-list holds against ``..`` and symbolic links (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spark_destination.cli import main as cli_main
+from spark_destination.config import warehouse_allowed
+from spark_destination.errors import InvalidRequestError
+from spark_destination.model import Column, DataType, Table
+from spark_destination.names import path_problem
+from spark_destination.planner.ir import TableRef
+from spark_destination.planner.tables import table_ref, validate_columns
+
+ESCAPING = [".", "..", "a/b", "../x", "/abs", "x/..", "s3a:x", "a\x00b", "line\nbreak", "é" * 128]
+
+
+@pytest.mark.parametrize("name", ESCAPING)
+def test_no_table_reference_can_name_another_place(name: str) -> None:
+    assert path_problem(name) is not None
+    with pytest.raises(InvalidRequestError, match="schema name"):
+        TableRef(catalog="lake", schema=name, name="t")
+    with pytest.raises(InvalidRequestError, match="table name"):
+        TableRef(catalog="lake", schema="s", name=name)
+
+
+@pytest.mark.parametrize("name", ["a.b", "...", ".hidden", " lead", "trail ", "数据", "a`b", "\\"])
+def test_odd_but_plain_names_are_kept(name: str) -> None:
+    assert path_problem(name) is None
+    assert TableRef(catalog="lake", schema=name, name=name).name == name
+
+
+def test_reserved_names_are_refused_for_tables_and_columns() -> None:
+    with pytest.raises(InvalidRequestError, match="reserves"):
+        table_ref("lake", "s", "__sd_pending_orders")
+    table = Table(
+        name="t",
+        columns=(
+            Column(name="id", type=DataType.INT, primary_key=True),
+            Column(name="__sd_op", type=DataType.STRING),
+        ),
+    )
+    with pytest.raises(InvalidRequestError, match="reserves"):
+        validate_columns(table)
+
+
+def test_maintain_refuses_a_name_outside_the_warehouse(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["maintain", "..", "orders", "--preview"]) == 2
+    assert "schema name '..'" in capsys.readouterr().err
+
+
+def test_allow_list_empty_allows_any() -> None:
+    assert warehouse_allowed("/anywhere", ())
+
+
+def test_allow_list_takes_roots_and_what_is_inside(tmp_path: Path) -> None:
+    root = tmp_path / "lakes"
+    (root / "a").mkdir(parents=True)
+    allowed = (str(root),)
+    assert warehouse_allowed(str(root), allowed)
+    assert warehouse_allowed(str(root / "a"), allowed)
+    assert warehouse_allowed(f"file://{root}/b", allowed)
+    assert not warehouse_allowed(str(root / ".." / "other"), allowed)
+    assert not warehouse_allowed(str(tmp_path / "lakes2"), allowed)
+    assert not warehouse_allowed(str(tmp_path), allowed)
+
+
+def test_a_symbolic_link_inside_an_allowed_root_does_not_lead_out(tmp_path: Path) -> None:
+    root, outside = tmp_path / "lakes", tmp_path / "etc"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    assert not warehouse_allowed(str(root / "link" / "w"), (str(root),))
+
+
+def test_allow_list_of_uris_compares_scheme_host_and_whole_segments() -> None:
+    allowed = ("s3a://Bucket/lake",)
+    assert warehouse_allowed("s3a://bucket/lake/sales", allowed)
+    assert not warehouse_allowed("s3a://bucket/lake2", allowed)
+    assert not warehouse_allowed("s3a://bucket/lake/../other", allowed)
+    assert not warehouse_allowed("s3a://other/lake", allowed)
+    assert not warehouse_allowed("gs://bucket/lake", allowed)
+    assert not warehouse_allowed("/bucket/lake", allowed)
+
+
+def test_a_request_outside_the_allow_list_is_refused_before_spark(tmp_path: Path) -> None:
+    from spark_destination.engine import Engine, SessionProvider
+    from spark_destination.errors import ConfigurationError
+
+    allowed = tmp_path / "lakes"
+    engine = Engine(SessionProvider.embedded(), allowed_warehouses=(str(allowed),))
+    assert engine.config({"warehouse": str(allowed / "a")}).warehouse == str(allowed / "a")
+    with pytest.raises(ConfigurationError, match="not one this server allows"):
+        engine.config({"warehouse": str(tmp_path / "elsewhere")})
+    assert not engine.sessions.started
