@@ -2,7 +2,7 @@
 
 Fivetran's build expects this file, ``requirements.txt`` and ``build.sh`` at the repository root
 and freezes this file with PyInstaller into ``dist/main`` (``scripts/freeze.sh`` does the same
-here). The program itself is ``spark_destination.entrypoint``. Nothing may be printed before
+here). The program itself is ``spark_destination.cli.fivetran``. Nothing may be printed before
 ``main`` runs: Spark starts its Python workers as ``<this program> -m pyspark.daemon`` and
 reads their stdout.
 """
@@ -16,7 +16,7 @@ if not getattr(sys, "frozen", False):
     if _SOURCE.is_dir() and str(_SOURCE) not in sys.path:
         sys.path.insert(0, str(_SOURCE))
 
-from spark_destination.entrypoint import main  # noqa: E402
+from spark_destination.cli.fivetran import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -32,7 +32,7 @@ import grpc
 from write_batch import create, request, rows, write_file
 
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing.cluster import LOOPBACK, free_port, standalone_cluster
+from spark_destination.tester.cluster import LOOPBACK, free_port, standalone_cluster
 
 
 def _serve(master: str, warehouse: Path, log: Path) -> tuple[
@@ -40,7 +40,7 @@ def _serve(master: str, warehouse: Path, log: Path) -> tuple[
 ]:
     port = free_port()
     command = [
-        sys.executable, "-m", "spark_destination.cli", "serve", "--port", str(port),
+        sys.executable, "-m", "spark_destination.cli.main", "serve", "--port", str(port),
         "--master", master, "--warehouse", str(warehouse), "--prewarm",
     ]  # fmt: skip
     env = {**os.environ, "SPARK_LOCAL_IP": LOOPBACK}

@@ -30,12 +30,12 @@ from bench import COLUMNS, HEADER, PARAMS, Files, median_seconds, row, update_ro
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from spark_destination.model import FileKind
-from spark_destination.runtime import batch_files, csv_header
-from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
+from spark_destination.core.model import FileKind
+from spark_destination.runtime.batch import csv_header, csv_text, envelope
+from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 
 try:  # absent before the typed CSV path existed: then only the precise path is measured
-    from spark_destination.runtime.typed_csv import decode_csv_file
+    from spark_destination.runtime.batch.typed_csv import decode_csv_file
 except ImportError:  # pragma: no cover
     decode_csv_file = None  # type: ignore[assignment]
 
@@ -49,7 +49,7 @@ CHUNK = 1 << 20
 
 
 def precise(path: str, key: bytes, kind: FileKind) -> pa.Table:
-    raw = batch_files.read_batch_file(path, key=key, params=PARAMS, columns=HEADER)
+    raw = csv_text.read_batch_file(path, key=key, params=PARAMS, columns=HEADER)
     return decode_file(raw, spec=SPEC, kind=kind, path=path)
 
 
@@ -82,10 +82,10 @@ def layers(path: str, key: bytes, runs: int) -> tuple[float, list[tuple[str, flo
 
     chunks = decompress()
     plain = b"".join(chunks)
-    text = batch_files._csv_options(HEADER, 4 << 20)
+    text = csv_text._csv_options(HEADER, 4 << 20)
 
     def chain() -> int:
-        stream, fh = batch_files._plain_chunks(path, key, PARAMS)
+        stream, fh = envelope.plain_chunks(path, key, PARAMS)
         try:
             return sum(len(c) for c in csv_header.guard_csv(stream, path))
         finally:
@@ -116,7 +116,7 @@ def layers(path: str, key: bytes, runs: int) -> tuple[float, list[tuple[str, flo
 
 def paths(path: str, key: bytes, kind: FileKind, runs: int) -> list[tuple[str, float]]:
     """The precise and the staged path, alternately; the text parse and typing apart too."""
-    raw = batch_files.read_batch_file(path, key=key, params=PARAMS, columns=HEADER)
+    raw = csv_text.read_batch_file(path, key=key, params=PARAMS, columns=HEADER)
     typing = median_seconds(runs, lambda: decode_file(raw, spec=SPEC, kind=kind, path=path))
     seconds: dict[str, list[float]] = {"precise": [], "staged": [], "text": []}
     cpu: dict[str, list[float]] = {"precise": [], "staged": [], "text": []}
@@ -124,7 +124,7 @@ def paths(path: str, key: bytes, kind: FileKind, runs: int) -> list[tuple[str, f
         for name, work in (
             (
                 "text",
-                lambda: batch_files.read_batch_file(path, key=key, params=PARAMS, columns=HEADER),
+                lambda: csv_text.read_batch_file(path, key=key, params=PARAMS, columns=HEADER),
             ),
             ("precise", lambda: precise(path, key, kind)),
             ("staged", lambda: fast(path, key, kind)),
@@ -156,7 +156,7 @@ def paths(path: str, key: bytes, kind: FileKind, runs: int) -> list[tuple[str, f
 
 
 def plain_mb(path: str, key: bytes) -> float:
-    with batch_files.open_plain_stream(path, key=key, params=PARAMS) as stream:
+    with envelope.open_plain_stream(path, key=key, params=PARAMS) as stream:
         return len(stream.read()) / 1e6
 
 

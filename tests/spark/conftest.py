@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from spark_destination.runtime.session import SparkSettings, build_session
+from spark_destination.runtime.spark.session import SparkSettings, build_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,17 +52,17 @@ from pathlib import Path  # noqa: E402
 
 import grpc  # noqa: E402
 
-from spark_destination.config import parse_config  # noqa: E402
+from spark_destination.core.config import parse_config  # noqa: E402
+from spark_destination.core.model import Compression, Encryption, FileParams  # noqa: E402
 from spark_destination.dialects.quoting import qualified  # noqa: E402
-from spark_destination.engine import Engine, SessionProvider  # noqa: E402
-from spark_destination.model import Compression, Encryption, FileParams  # noqa: E402
 from spark_destination.server.app import create_server  # noqa: E402
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common  # noqa: E402
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb  # noqa: E402
 from spark_destination.server.proto.fivetran_sdk.v2 import (  # noqa: E402
     destination_sdk_pb2_grpc as pb_grpc,
 )
-from spark_destination.testing.batch_writer import new_key, shuffled, write_batch_file  # noqa: E402
+from spark_destination.service.engine import Engine, SessionProvider  # noqa: E402
+from spark_destination.tester.batch_writer import new_key, shuffled, write_batch_file  # noqa: E402
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"

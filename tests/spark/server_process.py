@@ -13,9 +13,9 @@ from pathlib import Path
 
 import grpc
 
-from spark_destination.runtime import scratch
+from spark_destination.runtime.spark import scratch
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing.server_process import free_port
+from spark_destination.tester.server_process import free_port
 
 START_TIMEOUT_SECONDS = 300.0
 

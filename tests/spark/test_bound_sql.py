@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_destination.runtime.bound_sql import bound_sql
+from spark_destination.runtime.execute.bound_sql import bound_sql
 
 pytestmark = pytest.mark.spark
 

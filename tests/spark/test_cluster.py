@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 import grpc
 import pytest
 
-from spark_destination.runtime.session import register_catalog
+from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing.cluster import (
+from spark_destination.tester.cluster import (
     LOOPBACK,
     Cluster,
     alive_workers,
@@ -74,7 +74,7 @@ def cluster_stub(
     log_path = tmp_path_factory.mktemp("cluster-server") / "server.log"
     env = {**os.environ, "SPARK_LOCAL_IP": LOOPBACK}
     command = [
-        sys.executable, "-m", "spark_destination.cli", "serve", "--port", str(port),
+        sys.executable, "-m", "spark_destination.cli.main", "serve", "--port", str(port),
         "--master", cluster.master_url, "--warehouse", str(cluster_warehouse),
     ]  # fmt: skip
     with log_path.open("wb") as log:

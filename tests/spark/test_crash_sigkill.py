@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from spark_destination.dialects.quoting import qualified
-from spark_destination.runtime import scratch
-from spark_destination.runtime.session import register_catalog
+from spark_destination.runtime.spark import scratch
+from spark_destination.runtime.spark.session import register_catalog
 from tests.spark.conftest import Destination, column
 from tests.spark.server_process import ServerProcess, start_server
 

@@ -12,7 +12,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from spark_destination.runtime import executor, transient
+from spark_destination.runtime.execute import executor, transient
 from tests.spark.conftest import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
@@ -101,7 +101,7 @@ def test_a_transient_failure_is_retried_and_logged(
 
     attempts = failing_merges(monkeypatch, error, times=transient.MAX_ATTEMPTS - 1)
     batch = dest.write_file(HEADER, [["2", "b"]])
-    with caplog.at_level(logging.WARNING, logger="spark_destination.runtime.transient"):
+    with caplog.at_level(logging.WARNING, logger="spark_destination.runtime.execute.transient"):
         response = dest.write("t", COLUMNS, replace=[batch])
     assert response.WhichOneof("response") == "success", response
     assert len(attempts) == transient.MAX_ATTEMPTS

@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_destination.config import parse_config
+from spark_destination.core.config import parse_config
+from spark_destination.core.model import Column, DataType, FileParams, Table
+from spark_destination.core.requests import CreateTableRequest, WriteHistoryBatchRequest
 from spark_destination.dialects.quoting import qualified
-from spark_destination.engine import Engine, SessionProvider
-from spark_destination.model import Column, DataType, FileParams, Table
-from spark_destination.rendered import Statement
-from spark_destination.requests import CreateTableRequest, WriteHistoryBatchRequest
-from spark_destination.runtime.executor import Executor
-from spark_destination.runtime.session import SparkSettings
-from spark_destination.testing.batch_writer import new_key, write_batch_file
+from spark_destination.dialects.rendered import Statement
+from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.spark.session import SparkSettings
+from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 pytestmark = pytest.mark.spark
 

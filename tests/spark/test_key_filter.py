@@ -19,19 +19,19 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_destination.config import parse_config
-from spark_destination.dialects.quoting import qualified
-from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.engine import Engine, SessionProvider
-from spark_destination.errors import DestinationError
-from spark_destination.model import Column, DataType, FileParams, Table
-from spark_destination.requests import (
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import DestinationError
+from spark_destination.core.model import Column, DataType, FileParams, Table
+from spark_destination.core.requests import (
     CreateTableRequest,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
-from spark_destination.runtime.session import SparkSettings
-from spark_destination.testing.batch_writer import new_key, write_batch_file
+from spark_destination.dialects.quoting import qualified
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.runtime.spark.session import SparkSettings
+from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 pytestmark = pytest.mark.spark
 

@@ -10,16 +10,14 @@ import pytest
 
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render
-from spark_destination.engine import Engine
 from spark_destination.planner.ir import (
+    TableHealthOp,
     TableRef,
 )
-from spark_destination.planner.ir_maintenance import (
-    TableHealthOp,
-)
 from spark_destination.planner.maintenance import MaintenancePolicy
-from spark_destination.runtime.executor import Executor
-from spark_destination.runtime.maintenance import TableHealth, table_health
+from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.execute.maintenance import TableHealth, table_health
+from spark_destination.service.engine import Engine
 from tests.spark.conftest import UNMOD, Destination, Lake
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
 
@@ -85,7 +83,7 @@ def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
 
 
 def test_maintain_refuses_a_missing_table(engine: Engine, dest: Destination) -> None:
-    from spark_destination.errors import InvalidRequestError
+    from spark_destination.core.errors import InvalidRequestError
 
     with pytest.raises(InvalidRequestError, match="does not exist"):
         engine.maintain({}, dest.schema, "nope")

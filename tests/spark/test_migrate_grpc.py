@@ -13,12 +13,12 @@ from typing import Any
 import grpc
 import pytest
 
-from spark_destination.replay import run_step
-from spark_destination.runtime.executor import Executor
+from spark_destination.runtime.execute.executor import Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.testing.client import DestinationClient, response_outcome
-from spark_destination.testing.tester_input import TesterSession as Session
+from spark_destination.tester.client import DestinationClient, response_outcome
+from spark_destination.tester.input_files import TesterSession as Session
+from spark_destination.tester.replay import run_step
 from tests.spark.conftest import Destination, Lake, column
 
 pytestmark = pytest.mark.spark

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from spark_destination.runtime import faults
+from spark_destination.runtime.execute import faults
 from tests.spark.conftest import Destination, Lake, column
 
 pytestmark = pytest.mark.spark

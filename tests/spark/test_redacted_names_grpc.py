@@ -19,7 +19,7 @@ import pytest
 
 from spark_destination.dialects.quoting import qualified
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing.server_process import server_process
+from spark_destination.tester.server_process import server_process
 from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark

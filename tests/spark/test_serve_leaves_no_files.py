@@ -13,7 +13,7 @@ import pytest
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing.server_process import free_port
+from spark_destination.tester.server_process import free_port
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +22,7 @@ def test_serve_in_an_empty_folder_leaves_it_empty(tmp_path: Path) -> None:
     cwd, warehouse = tmp_path / "cwd", tmp_path / "elsewhere"
     cwd.mkdir()
     port = free_port()
-    command = [sys.executable, "-m", "spark_destination.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "spark_destination.cli.main", "serve", "--port", str(port)]
     command.append("--prewarm")
     log = tmp_path / "serve.log"
     with log.open("wb") as out:

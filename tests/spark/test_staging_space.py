@@ -19,8 +19,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from spark_destination.runtime import staging, staging_space
-from spark_destination.runtime.staging_space import STAGING_DIR_ENV
+from spark_destination.runtime.batch import staging, staging_space
+from spark_destination.runtime.batch.staging_space import STAGING_DIR_ENV
 from tests.spark.conftest import Destination, Lake, column
 
 pytestmark = pytest.mark.spark

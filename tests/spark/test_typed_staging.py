@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_destination.config import parse_config
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import ValueConversionError
+from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
+from spark_destination.core.requests import CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified
-from spark_destination.engine import Engine, SessionProvider
-from spark_destination.errors import ValueConversionError
-from spark_destination.model import Column, DataType, DecimalParams, FileParams, Table
-from spark_destination.requests import CreateTableRequest, WriteBatchRequest
-from spark_destination.runtime.session import SparkSettings
-from spark_destination.runtime.staging import Transport
-from spark_destination.testing.batch_writer import (
+from spark_destination.runtime.batch.staging import Transport
+from spark_destination.runtime.spark.session import SparkSettings
+from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.tester.batch_writer import (
     new_key,
     write_batch_file,
     write_parquet_batch_file,

@@ -18,8 +18,8 @@ from syrupy.types import SnapshotIndex
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import finalize, render
+from spark_destination.dialects.rendered import Form, Statement
 from spark_destination.planner.ir import Op
-from spark_destination.rendered import Form, Statement
 
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
 _CASE = re.compile(r"\[(?P<case>[^\]-]+)-(?P<dialect>[^\]]+)\]$")

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from spark_destination.core.errors import ConfigurationError, RenderError
+from spark_destination.core.model import Column, DataType, Table
+from spark_destination.core.requests import AlterTableRequest
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.render import render, render_plan
+from spark_destination.dialects.rendered import Statement
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.engine import Engine, SessionProvider
-from spark_destination.errors import ConfigurationError, RenderError
-from spark_destination.model import Column, DataType, Table
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
@@ -29,10 +30,9 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
-from spark_destination.preview import plan_for
-from spark_destination.rendered import Statement
-from spark_destination.request_json import parse_request
-from spark_destination.requests import AlterTableRequest
+from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.service.preview import plan_for
+from spark_destination.service.request_json import parse_request
 from tests.sql import test_golden_alter_sql, test_golden_history_sql, test_golden_sql
 from tests.sql.test_golden_migrate_sql import CASES as MIGRATE_CASES
 
@@ -126,7 +126,7 @@ def test_a_float_key_is_refused_by_iceberg_only() -> None:
             Column(name="x", type=DataType.FLOAT, primary_key=True),
         )
     )
-    from spark_destination.errors import UnsupportedOperationError
+    from spark_destination.core.errors import UnsupportedOperationError
 
     with pytest.raises(UnsupportedOperationError, match="Iceberg"):
         plan_alter_table(keyed, SMALL, catalog="lake", target=SPARK_ICEBERG)
@@ -148,7 +148,7 @@ def test_the_engine_refuses_a_dialect_it_cannot_run_naming_what_is_missing() -> 
 def test_serve_with_databricks_delta_fails_before_starting(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from spark_destination.cli import main
+    from spark_destination.cli.main import main
 
     assert main(["serve", "--dialect", "databricks_delta", "--port", "0"]) == 2
     error = capsys.readouterr().err
@@ -158,7 +158,7 @@ def test_serve_with_databricks_delta_fails_before_starting(
 def test_preview_renders_databricks_delta(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from spark_destination.cli import main
+    from spark_destination.cli.main import main
 
     request = {
         "request": "create_table",

@@ -6,8 +6,8 @@ import pytest
 import sqlglot
 from syrupy.assertion import SnapshotAssertion
 
+from spark_destination.core.model import Column, DataType, DecimalParams
 from spark_destination.dialects.registry import DIALECTS
-from spark_destination.model import Column, DataType, DecimalParams
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
     CheckConversionsOp,

@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from spark_destination.core.model import Column, DataType, DecimalParams
 from spark_destination.dialects.registry import DIALECTS
-from spark_destination.model import Column, DataType, DecimalParams
+from spark_destination.dialects.rendered import Form
 from spark_destination.planner.ir import (
     MergeHistoryOp,
     Op,
     TableRef,
     TruncateOp,
 )
-from spark_destination.rendered import Form
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")

@@ -9,20 +9,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from spark_destination.cli.maintain import preview_maintenance, preview_maintenance_json
+from spark_destination.core.errors import RenderError
 from spark_destination.dialects.registry import DEFAULT, DIALECTS
 from spark_destination.dialects.render import render, render_plan
-from spark_destination.errors import RenderError
-from spark_destination.maintain_cli import preview_maintenance, preview_maintenance_json
 from spark_destination.planner.ir import (
-    TableRef,
-)
-from spark_destination.planner.ir_maintenance import (
     ExpireSnapshotsOp,
     RemoveOrphanFilesOp,
     TableHealthOp,
+    TableRef,
 )
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
-from spark_destination.preview import format_statements
+from spark_destination.service.preview import format_statements
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 

@@ -13,8 +13,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
-from spark_destination.preview import plan_for, preview
-from spark_destination.request_json import parse_request
+from spark_destination.service.preview import plan_for, preview
+from spark_destination.service.request_json import parse_request
 from tests.sql.conftest import assert_parses_back, golden_params
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")

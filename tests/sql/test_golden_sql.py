@@ -7,13 +7,14 @@ from datetime import UTC, datetime
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from spark_destination.dialects.registry import DIALECTS
-from spark_destination.model import (
+from spark_destination.core.model import (
     Column,
     DataType,
     DecimalParams,
     FileKind,
 )
+from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.rendered import Form
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -29,7 +30,6 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
-from spark_destination.rendered import Form
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
+from spark_destination.core.names import path_problem
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
-from spark_destination.names import path_problem
-from spark_destination.preview import plan_for
-from spark_destination.request_json import parse_request
+from spark_destination.service.preview import plan_for
+from spark_destination.service.request_json import parse_request
 
 EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "15"))
 

@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
+from spark_destination.core.errors import InvalidRequestError, UnsupportedOperationError
+from spark_destination.core.model import Column, DataType, DecimalParams, Table
+from spark_destination.core.requests import AlterTableRequest
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import Column, DataType, DecimalParams, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
@@ -25,7 +26,6 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
-from spark_destination.requests import AlterTableRequest
 
 ID = Column(name="id", type=DataType.INT, primary_key=True)
 REGION = Column(name="region", type=DataType.STRING)
@@ -248,8 +248,8 @@ def test_missing_table_and_bad_definitions_are_refused() -> None:
 
 
 def test_preview_shows_the_rewrite_sql() -> None:
-    from spark_destination.preview import preview
-    from spark_destination.request_json import parse_request
+    from spark_destination.service.preview import preview
+    from spark_destination.service.request_json import parse_request
 
     data = {
         "request": "alter_table",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from spark_destination.auto_maintenance import MaintenanceScheduler
-from spark_destination.config import DestinationConfig, parse_config
+from spark_destination.core.config import DestinationConfig, parse_config
 from spark_destination.planner.ir import TableRef
+from spark_destination.service.auto_maintenance import MaintenanceScheduler
 
 TABLE = TableRef(catalog="lake", schema="s", name="t")
 KEY = ("wh", "lake", "s", "t")

@@ -1,4 +1,5 @@
-"""Batch-file decoding (runtime.batch_files) against the Fivetran-style writer (testing).
+"""Batch-file decoding (runtime.batch: envelope, csv_text) against the Fivetran-style writer
+(tester.batch_writer).
 
 Pure Python + pyarrow: no Spark. Values that must never leak into error messages are called
 SECRET-something so the assertions can look for them.
@@ -19,11 +20,12 @@ import zstandard
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from spark_destination.errors import BatchFileError, InvalidRequestError
-from spark_destination.model import Compression, Encryption, FileParams
-from spark_destination.runtime import batch_files
-from spark_destination.runtime.batch_files import open_plain_stream, read_batch_file
-from spark_destination.testing.batch_writer import new_key, quote_field, shuffled, write_batch_file
+from spark_destination.core.errors import BatchFileError, InvalidRequestError
+from spark_destination.core.model import Compression, Encryption, FileParams
+from spark_destination.runtime.batch import csv_text
+from spark_destination.runtime.batch.csv_text import read_batch_file
+from spark_destination.runtime.batch.envelope import open_plain_stream
+from spark_destination.tester.batch_writer import new_key, quote_field, shuffled, write_batch_file
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
@@ -556,7 +558,7 @@ def test_invalid_utf8_names_the_column_not_the_value(tmp_path: Path) -> None:
 def test_invalid_utf8_after_the_first_block_names_the_column(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_files, "_FIRST_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(csv_text, "_FIRST_BLOCK_BYTES", 4096)
     path = tmp_path / "f.csv"
     path.write_bytes(b"a,b\n" + b"1,x\n" * 10_000 + b"1,SECRET\xff\xfe\n")
 
@@ -599,7 +601,7 @@ def test_duplicate_header_column(tmp_path: Path) -> None:
 def test_record_larger_than_a_block_is_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(batch_files, "_FIRST_BLOCK_BYTES", 4096)
+    monkeypatch.setattr(csv_text, "_FIRST_BLOCK_BYTES", 4096)
     big = 'big, "value"\n' * 20_000  # ~260 KB, 64 blocks of the first size
     key = seeded_key(19)
     path = write(tmp_path / "f", ["a", "b"], [["1", "x"], ["2", big], ["3", "y"]], PROD, key)
@@ -640,7 +642,7 @@ def test_multi_megabyte_file_streams(tmp_path: Path) -> None:
 def test_duplicate_mask_marks_every_row_of_a_repeated_key() -> None:
     import pyarrow as pa
 
-    from spark_destination.runtime.staging import duplicate_mask
+    from spark_destination.runtime.batch.staging import duplicate_mask
 
     table = pa.table({"id": ["1", "2", "1", "3", "2"], "region": ["a", "a", "a", "a", "b"]})
     assert duplicate_mask(table, ["id"]).to_pylist() == [True, True, True, False, True]
@@ -652,7 +654,7 @@ def test_duplicate_mask_among_new_versions_ignores_earliest_start_and_delete_row
     import pyarrow as pa
 
     from spark_destination.planner.ir import OP_COLUMN, RowOp
-    from spark_destination.runtime.staging import duplicate_mask
+    from spark_destination.runtime.batch.staging import duplicate_mask
 
     ops = ["earliest_start", "upsert", "delete", "update", "upsert", "upsert"]
     table = pa.table({"id": ["1", "1", "1", "2", "3", "2"], OP_COLUMN: ops})

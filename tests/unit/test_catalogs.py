@@ -7,15 +7,15 @@ import os
 
 import pytest
 
-from spark_destination.config import parse_config
-from spark_destination.engine import settings_for
-from spark_destination.errors import ConfigurationError
-from spark_destination.runtime.catalogs import (
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.spark.catalogs import (
     CatalogSpec,
     CatalogType,
     unshared_warehouse_problem,
 )
-from spark_destination.runtime.session import SparkSettings, session_conf
+from spark_destination.runtime.spark.session import SparkSettings, session_conf
+from spark_destination.service.engine import settings_for
 
 
 def _conf(configuration: dict[str, str]) -> dict[str, str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_destination.config import parse_config
-from spark_destination.errors import ConfigurationError
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import ConfigurationError
 
 
 @pytest.mark.parametrize(

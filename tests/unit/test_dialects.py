@@ -8,10 +8,10 @@ from importlib import resources
 import pytest
 import sqlglot
 
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.core.model import Column, DataType
 from spark_destination.dialects.base import Dialect, KeyStyle
 from spark_destination.dialects.registry import DEFAULT, DIALECTS, dialect
-from spark_destination.errors import ConfigurationError
-from spark_destination.model import Column, DataType
 
 
 @pytest.mark.parametrize("name", list(DIALECTS))

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from spark_destination import config
+from spark_destination.core import config
 from spark_destination.server import form
 
 

@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 from pyspark.sql.types import StructType
 
+from spark_destination.core.model import Column, DataType
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.model import Column, DataType
 from spark_destination.planner.ir import MergeHistoryOp, Plan, TableRef
-from spark_destination.runtime import executor as executor_module
-from spark_destination.runtime.catalog import CatalogTable
-from spark_destination.runtime.executor import (
+from spark_destination.runtime.batch.staging import Transport
+from spark_destination.runtime.execute import executor as executor_module
+from spark_destination.runtime.execute.executor import (
     DISTRIBUTION_MODE_CONF,
     MERGE_DISTRIBUTION_MODE_PROPERTY,
     Executor,
 )
-from spark_destination.runtime.staging import Transport
+from spark_destination.runtime.execute.table_loader import CatalogTable
 
 
 class _Result:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import Column, DataType, FileKind, FileParams, Table
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import Column, DataType, FileKind, FileParams, Table
+from spark_destination.core.requests import WriteHistoryBatchRequest
 from spark_destination.planner.history import history_key, plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, StageBatchOp
-from spark_destination.preview import preview
-from spark_destination.request_json import parse_request
-from spark_destination.requests import WriteHistoryBatchRequest
+from spark_destination.service.preview import preview
+from spark_destination.service.request_json import parse_request
 
 COLUMNS = (
     Column(name="id", type=DataType.INT, primary_key=True),
@@ -123,9 +123,9 @@ def test_preview_shows_the_history_merge() -> None:
 def test_truncate_of_a_history_table_keeps_its_history() -> None:
     from datetime import UTC, datetime
 
+    from spark_destination.core.requests import SoftTruncate, TableName, TruncateRequest
     from spark_destination.planner.ir import TruncateOp
     from spark_destination.planner.truncate import plan_truncate
-    from spark_destination.requests import SoftTruncate, TableName, TruncateRequest
 
     before = datetime(2024, 1, 1, tzinfo=UTC)
     target = TableName(schema="s", table="hist")

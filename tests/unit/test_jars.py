@@ -9,9 +9,9 @@ import zipfile
 
 import pytest
 
-from spark_destination.errors import ConfigurationError
-from spark_destination.runtime import jars
-from spark_destination.runtime.jars import (
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.spark import jars
+from spark_destination.runtime.spark.jars import (
     JACKSON_RELOCATION,
     Relocation,
     parse_constant_pool,

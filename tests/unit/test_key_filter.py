@@ -6,8 +6,8 @@ import datetime as dt
 
 import pyarrow as pa
 
-from spark_destination.rendered import KeyFilter
-from spark_destination.runtime.key_filter import key_filter_args
+from spark_destination.dialects.rendered import KeyFilter
+from spark_destination.runtime.execute.key_filter import key_filter_args
 
 FILTER = KeyFilter(
     columns=(

@@ -82,7 +82,7 @@ def test_the_default_handler_follows_sys_stdout(monkeypatch: pytest.MonkeyPatch)
 def test_jvm_log_config_maps_levels_and_hides_values_and_traces() -> None:
     from pathlib import Path
 
-    from spark_destination.runtime.session import log4j_option
+    from spark_destination.runtime.spark.session import log4j_option
 
     option = log4j_option()
     assert option.startswith("-Dlog4j2.configurationFile=file:")

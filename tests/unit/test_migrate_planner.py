@@ -7,9 +7,25 @@ from datetime import UTC, datetime
 
 import pytest
 
+from spark_destination.core.errors import InvalidRequestError, UnsupportedOperationError
+from spark_destination.core.model import Column, DataType, Table
+from spark_destination.core.requests import (
+    AddColumnInHistoryMode,
+    AddColumnWithDefaultValue,
+    CopyColumn,
+    CopyTable,
+    CopyTableToHistoryMode,
+    DropColumnInHistoryMode,
+    DropTable,
+    MigrateRequest,
+    MigrationOperation,
+    RenameColumn,
+    RenameTable,
+    SyncModeMigrationType,
+    TableSyncModeMigration,
+    UpdateColumnValue,
+)
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import Column, DataType, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -32,22 +48,6 @@ from spark_destination.planner.ir import (
     TableRef,
 )
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
-from spark_destination.requests import (
-    AddColumnInHistoryMode,
-    AddColumnWithDefaultValue,
-    CopyColumn,
-    CopyTable,
-    CopyTableToHistoryMode,
-    DropColumnInHistoryMode,
-    DropTable,
-    MigrateRequest,
-    MigrationOperation,
-    RenameColumn,
-    RenameTable,
-    SyncModeMigrationType,
-    TableSyncModeMigration,
-    UpdateColumnValue,
-)
 from spark_destination.server import mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb

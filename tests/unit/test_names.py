@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from spark_destination.cli import main as cli_main
-from spark_destination.config import warehouse_allowed
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import Column, DataType, Table
-from spark_destination.names import path_problem
+from spark_destination.cli.main import main as cli_main
+from spark_destination.core.config import warehouse_allowed
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import Column, DataType, Table
+from spark_destination.core.names import path_problem
 from spark_destination.planner.ir import TableRef
 from spark_destination.planner.tables import table_ref, validate_columns
 
@@ -87,8 +87,8 @@ def test_allow_list_of_uris_compares_scheme_host_and_whole_segments() -> None:
 
 
 def test_a_request_outside_the_allow_list_is_refused_before_spark(tmp_path: Path) -> None:
-    from spark_destination.engine import Engine, SessionProvider
-    from spark_destination.errors import ConfigurationError
+    from spark_destination.core.errors import ConfigurationError
+    from spark_destination.service.engine import Engine, SessionProvider
 
     allowed = tmp_path / "lakes"
     engine = Engine(SessionProvider.embedded(), allowed_warehouses=(str(allowed),))

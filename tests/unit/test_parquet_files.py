@@ -1,5 +1,5 @@
 """Parquet batch files (runtime.parquet_files) written the way AvroParquetWriter does
-(testing.batch_writer), decoded to the same typed table as the CSV of the same rows."""
+(tester.batch_writer), decoded to the same typed table as the CSV of the same rows."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from spark_destination.errors import BatchFileError, InvalidRequestError, ValueConversionError
-from spark_destination.model import (
+from spark_destination.core.errors import BatchFileError, InvalidRequestError, ValueConversionError
+from spark_destination.core.model import (
     Column,
     Compression,
     DataType,
@@ -23,11 +23,11 @@ from spark_destination.model import (
     FileParams,
 )
 from spark_destination.planner.ir import unmodified_column
-from spark_destination.runtime.batch_decoders import decode_parquet_file, decoder_for
-from spark_destination.runtime.parquet_files import BatchFileFormat, read_parquet_batch_file
-from spark_destination.runtime.typed_csv import decode_csv_file
-from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
-from spark_destination.testing.batch_writer import (
+from spark_destination.runtime.batch.decoders import decode_parquet_file, decoder_for
+from spark_destination.runtime.batch.parquet_files import BatchFileFormat, read_parquet_batch_file
+from spark_destination.runtime.batch.typed_csv import decode_csv_file
+from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
+from spark_destination.tester.batch_writer import (
     new_key,
     parquet_table,
     write_batch_file,
@@ -195,9 +195,9 @@ def test_each_format_decodes_through_its_own_decoder() -> None:
 
 @pytest.mark.parametrize(("default", "announced"), [(None, "CSV"), ("parquet", "PARQUET")])
 def test_capabilities_announce_the_configured_format(default: str | None, announced: str) -> None:
-    from spark_destination.engine import Engine, SessionProvider
     from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
     from spark_destination.server.servicer import DestinationServicer
+    from spark_destination.service.engine import Engine, SessionProvider
 
     def unused(*_args: object) -> None:
         raise AssertionError("Capabilities must not start Spark")
@@ -210,8 +210,8 @@ def test_capabilities_announce_the_configured_format(default: str | None, announ
 
 
 def test_an_unknown_batch_file_format_is_refused() -> None:
-    from spark_destination.config import parse_config
-    from spark_destination.errors import ConfigurationError
+    from spark_destination.core.config import parse_config
+    from spark_destination.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="batch_file_format"):
         parse_config({"batch_file_format": "avro"})

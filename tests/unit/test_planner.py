@@ -6,11 +6,23 @@ from datetime import UTC, datetime
 
 import pytest
 
-from spark_destination.config import parse_config
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    TableMetadataError,
+)
+from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
+from spark_destination.core.requests import (
+    AlterTableRequest,
+    CreateTableRequest,
+    SoftTruncate,
+    TableName,
+    TruncateRequest,
+    WriteBatchRequest,
+)
 from spark_destination.dialects.render import render
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import ConfigurationError, InvalidRequestError, TableMetadataError
-from spark_destination.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -25,14 +37,6 @@ from spark_destination.planner.ir import (
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
-from spark_destination.requests import (
-    AlterTableRequest,
-    CreateTableRequest,
-    SoftTruncate,
-    TableName,
-    TruncateRequest,
-    WriteBatchRequest,
-)
 
 ID = Column(name="id", type=DataType.INT, primary_key=True)
 AMOUNT = Column(name="amount", type=DataType.DECIMAL, decimal=DecimalParams(precision=10, scale=2))

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_destination.errors import BatchFileError
-from spark_destination.runtime.prefetch import prefetched
+from spark_destination.core.errors import BatchFileError
+from spark_destination.runtime.batch.prefetch import prefetched
 
 
 def _helpers() -> int:

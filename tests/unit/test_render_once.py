@@ -10,10 +10,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from spark_destination.core.errors import ExecutionError
+from spark_destination.core.model import Column, DataType, FileKind
 from spark_destination.dialects.render import render, render_plan
+from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import ExecutionError
-from spark_destination.model import Column, DataType, FileKind
 from spark_destination.planner.ir import (
     MergeBatchOp,
     MergeHistoryOp,
@@ -22,11 +23,11 @@ from spark_destination.planner.ir import (
     StagedFile,
     TableRef,
 )
-from spark_destination.preview import format_statements
-from spark_destination.rendered import Form
-from spark_destination.runtime import executor as executor_module
-from spark_destination.runtime.executor import Executor, describe_spark_error
-from spark_destination.runtime.staging import FileSpan, StagedBatch
+from spark_destination.runtime.batch.staging import FileSpan, StagedBatch
+from spark_destination.runtime.execute import executor as executor_module
+from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.service.preview import format_statements
 
 COLUMNS = (
     Column(name="id", type=DataType.INT, primary_key=True),

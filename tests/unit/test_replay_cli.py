@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_destination.cli import _input_paths, build_parser
-from spark_destination.errors import DestinationError
-from spark_destination.replay import StepResult
-from spark_destination.replay_progress import BarProgress, PlainProgress, progress_for
+from spark_destination.cli.main import _input_paths, build_parser
+from spark_destination.core.errors import DestinationError
+from spark_destination.tester.replay import StepResult
+from spark_destination.tester.replay_progress import BarProgress, PlainProgress, progress_for
 
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "spark_destination" / "samples"
 
@@ -48,10 +48,10 @@ def test_parquet_batch_files_carry_every_write_of_a_tester_input(tmp_path: Path)
     server is then configured to read Parquet) that decode to the tester's rows."""
     import random
 
-    from spark_destination.replay import BATCH_FILE_TYPES
-    from spark_destination.runtime.parquet_files import read_parquet_batch_file
-    from spark_destination.testing.tester_input import TesterSession
-    from spark_destination.testing.tester_steps import WriteHistoryStep, WriteStep
+    from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
+    from spark_destination.tester.input_files import TesterSession
+    from spark_destination.tester.replay import BATCH_FILE_TYPES
+    from spark_destination.tester.steps import WriteHistoryStep, WriteStep
 
     assert "PARQUET" in BATCH_FILE_TYPES
     session = TesterSession(workdir=tmp_path, rng=random.Random(1), parquet=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from spark_destination.testing.client import connect
+from spark_destination.tester.client import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -155,6 +155,6 @@ def test_a_taken_port_is_a_logged_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argv", [["main"], ["main", "--port", "1"], ["main", "-m"]])
 def test_only_dash_m_with_a_module_runs_a_module(argv: list[str]) -> None:
-    from spark_destination.entrypoint import run_module_if_asked
+    from spark_destination.cli.fivetran import run_module_if_asked
 
     assert run_module_if_asked(argv) is False

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from spark_destination.errors import ExecutionError, ValueConversionError
+from spark_destination.core.errors import ExecutionError, ValueConversionError
 from spark_destination.server.servicer import DestinationServicer, failure_message
 
 

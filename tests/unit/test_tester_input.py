@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import pytest
 
-from spark_destination.model import (
+from spark_destination.core.model import (
     DELETED,
     FIVETRAN_ID,
     HISTORY_ACTIVE,
@@ -29,13 +29,12 @@ from spark_destination.model import (
     Encryption,
     Table,
 )
-from spark_destination.replay import format_rows, replay
-from spark_destination.runtime.batch_files import read_batch_file
+from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.testing import tester_input
-from spark_destination.testing.client import (
+from spark_destination.tester import input_files as tester_input
+from spark_destination.tester.client import (
     TESTER_NULL_STRING,
     TESTER_UNMODIFIED_STRING,
     DestinationClient,
@@ -43,7 +42,7 @@ from spark_destination.testing.client import (
     response_outcome,
     timestamp_ms,
 )
-from spark_destination.testing.tester_input import (
+from spark_destination.tester.input_files import (
     TMAX,
     AlterStep,
     CreateStep,
@@ -58,6 +57,7 @@ from spark_destination.testing.tester_input import (
     parse_instant,
     sample_paths,
 )
+from spark_destination.tester.replay import format_rows, replay
 
 # Aliases: pytest would try to collect classes whose names start with "Test".
 Session = tester_input.TesterSession

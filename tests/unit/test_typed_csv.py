@@ -1,4 +1,4 @@
-"""The typed CSV fast path (runtime.typed_csv) gives exactly what the precise path gives.
+"""The typed CSV fast path (runtime.batch.typed_csv) gives exactly what the precise path gives.
 
 The precise path is ``decode_file(read_batch_file(...))``: every value parsed as text, then cast.
 Each case writes a real batch file and decodes it both ways: same table, or same error message
@@ -16,8 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from spark_destination.errors import DestinationError
-from spark_destination.model import (
+from spark_destination.core.errors import DestinationError
+from spark_destination.core.model import (
     Column,
     Compression,
     DataType,
@@ -27,11 +27,11 @@ from spark_destination.model import (
     FileParams,
 )
 from spark_destination.planner.ir import unmodified_column
-from spark_destination.runtime import typed_csv
-from spark_destination.runtime.batch_files import read_batch_file
-from spark_destination.runtime.typed_csv import decode_csv_file, parse_types
-from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
-from spark_destination.testing.batch_writer import new_key, write_batch_file
+from spark_destination.runtime.batch import typed_csv
+from spark_destination.runtime.batch.csv_text import read_batch_file
+from spark_destination.runtime.batch.typed_csv import decode_csv_file, parse_types
+from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
+from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.unit.test_typed_decode import ACCEPTED, NULL, REFUSED, UNMOD
 
 PROD = FileParams(null_string=NULL, unmodified_string=UNMOD)

@@ -1,5 +1,6 @@
-"""Typed decoding (runtime.typed_decode): every Fivetran type's accepted text, its refusals and
-their messages (file, data row, column, type; never the value), sentinels and masks."""
+"""Typed decoding (runtime.batch.typed_decode): every Fivetran type's accepted text, its
+refusals and their messages (file, data row, column, type; never the value), sentinels and
+masks."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from spark_destination.errors import BatchFileError, ValueConversionError
-from spark_destination.model import Column, DataType, DecimalParams, FileKind
+from spark_destination.core.errors import BatchFileError, ValueConversionError
+from spark_destination.core.model import Column, DataType, DecimalParams, FileKind
 from spark_destination.planner.ir import RowOp, unmodified_column
-from spark_destination.runtime.typed_decode import DecodeSpec, decode_file
+from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
@@ -270,7 +271,7 @@ def test_the_schema_is_typed() -> None:
 
 def test_repeated_keys_are_compared_as_typed_values() -> None:
     """``1`` and ``01`` are one INT key: folding must see them as repeated."""
-    from spark_destination.runtime.staging import duplicate_mask
+    from spark_destination.runtime.batch.staging import duplicate_mask
 
     raw = pa.table({"id": ["1", "01", "2"], "v": ["a", "b", "c"]})
     table = decode_file(raw, spec=_spec(col(DataType.STRING)), kind=FileKind.REPLACE, path="p")

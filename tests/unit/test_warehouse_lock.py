@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from spark_destination.engine import Engine, SessionProvider
-from spark_destination.errors import ConfigurationError
-from spark_destination.runtime import warehouse_lock
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.execute import warehouse_lock
+from spark_destination.service.engine import Engine, SessionProvider
 
 HOLD = (
     "import sys, time\n"
-    "from spark_destination.runtime import warehouse_lock\n"
+    "from spark_destination.runtime.execute import warehouse_lock\n"
     "warehouse_lock.claim(sys.argv[1])\n"
     "print('held', flush=True)\n"
     "time.sleep(600)\n"

@@ -17,8 +17,8 @@ from typing import Final, assert_never
 
 from sqlglot import exp
 
+from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
-from spark_destination.model import Column, DataType
 
 # Every Fivetran type but UNSPECIFIED; a dialect's type table must name each of them.
 DECLARED_TYPES: Final = frozenset(t for t in DataType if t is not DataType.UNSPECIFIED)

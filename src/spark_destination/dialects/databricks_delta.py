@@ -10,9 +10,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from spark_destination.core.model import DataType
 from spark_destination.dialects.base import Dialect, KeyStyle
 from spark_destination.dialects.spark_iceberg import SPARK_TYPE_NAMES
-from spark_destination.model import DataType
 
 DATABRICKS_DELTA: Final = Dialect(
     name="databricks_delta",

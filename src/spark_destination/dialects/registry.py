@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from spark_destination.core.errors import ConfigurationError
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
-from spark_destination.errors import ConfigurationError
 
 DIALECTS: Final = MappingProxyType({d.name: d for d in (SPARK_ICEBERG, DATABRICKS_DELTA)})
 DEFAULT: Final = SPARK_ICEBERG

@@ -18,6 +18,7 @@ from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
 from spark_destination.dialects.lowering.migrations import lower_rows
+from spark_destination.dialects.rendered import CheckOutput, OutputKind, RenderedPlan, Statement
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
@@ -33,6 +34,7 @@ from spark_destination.planner.ir import (
     DropColumnsOp,
     DropNotNullOp,
     DropTableOp,
+    ExpireSnapshotsOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
     ListNamespacesOp,
@@ -40,7 +42,10 @@ from spark_destination.planner.ir import (
     MergeHistoryOp,
     Op,
     Plan,
+    RemoveOrphanFilesOp,
     RenameColumnOp,
+    RewriteDataFilesOp,
+    RewritePositionDeletesOp,
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
@@ -48,16 +53,9 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
+    TableHealthOp,
     TruncateOp,
 )
-from spark_destination.planner.ir_maintenance import (
-    ExpireSnapshotsOp,
-    RemoveOrphanFilesOp,
-    RewriteDataFilesOp,
-    RewritePositionDeletesOp,
-    TableHealthOp,
-)
-from spark_destination.rendered import CheckOutput, OutputKind, RenderedPlan, Statement
 
 __all__ = ["finalize", "render", "render_plan"]
 

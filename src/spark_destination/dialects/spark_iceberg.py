@@ -5,8 +5,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from spark_destination.core.model import DataType
 from spark_destination.dialects.base import Dialect, KeyStyle
-from spark_destination.model import DataType
 
 # Spark's names for the Fivetran types. NAIVE_TIME has no Spark/Iceberg type: it is stored as
 # text, validated on the way in (``values.unrepresentable``).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final, assert_never
 
 from sqlglot import exp
 
-from spark_destination.model import NAIVE_TIME_PATTERN, Column, DataType
+from spark_destination.core.model import NAIVE_TIME_PATTERN, Column, DataType
 
 if TYPE_CHECKING:
     from spark_destination.dialects.base import Dialect

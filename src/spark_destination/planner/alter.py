@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import DataType, Table
+from spark_destination.core.errors import InvalidRequestError, UnsupportedOperationError
+from spark_destination.core.model import DataType, Table
+from spark_destination.core.requests import AlterTableRequest
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -42,7 +43,6 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.tables import table_ref, validate_columns
 from spark_destination.planner.target import Target
-from spark_destination.requests import AlterTableRequest
 
 
 def plan_alter_table(

@@ -32,8 +32,8 @@ Decisions where the reference is silent or self-contradictory:
 
 from __future__ import annotations
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import (
     FIVETRAN_ID,
     HISTORY_ACTIVE,
     HISTORY_END,
@@ -41,6 +41,7 @@ from spark_destination.model import (
     FileKind,
     Table,
 )
+from spark_destination.core.requests import WriteHistoryBatchRequest
 from spark_destination.planner.ir import (
     MergeHistoryOp,
     Plan,
@@ -55,7 +56,6 @@ from spark_destination.planner.tables import (
     table_ref,
 )
 from spark_destination.planner.write import BATCH_VIEW, sentinel
-from spark_destination.requests import WriteHistoryBatchRequest
 
 HISTORY_COLUMNS = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
 

@@ -7,9 +7,8 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from spark_destination.model import Column, FileKind
-from spark_destination.names import check_path_name
-from spark_destination.planner.ir_maintenance import MaintenanceOp
+from spark_destination.core.model import Column, FileKind
+from spark_destination.core.names import check_path_name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,6 +414,59 @@ class RewriteToHistoryOp:
     active: str
 
 
+# --- Table maintenance (Iceberg's ``CALL <catalog>.system.*`` procedures) ----------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewriteDataFilesOp:
+    """Compact small data files; files carrying at least ``delete_file_threshold`` delete files
+    are rewritten with their deletes applied (merge-on-read leaves one per batch)."""
+
+    table: TableRef
+    delete_file_threshold: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RewritePositionDeletesOp:
+    """Compact the position-delete files that remain, dropping those that no longer apply."""
+
+    table: TableRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpireSnapshotsOp:
+    """Forget snapshots older than ``older_than`` (keeping ``retain_last``) and delete the
+    files only they referenced."""
+
+    table: TableRef
+    older_than: datetime
+    retain_last: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveOrphanFilesOp:
+    """Delete files under the table's location that no snapshot references (failed writes)."""
+
+    table: TableRef
+    older_than: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableHealthOp:
+    """Read-only: the table's live data files, delete files and snapshots (one row of counts)."""
+
+    table: TableRef
+
+
+MaintenanceOp = (
+    RewriteDataFilesOp
+    | RewritePositionDeletesOp
+    | ExpireSnapshotsOp
+    | RemoveOrphanFilesOp
+    | TableHealthOp
+)
+
+
 Op = (
     CreateNamespaceOp
     | CreateTableOp
@@ -444,7 +496,7 @@ Op = (
     | CheckUniqueKeyOp
     | RewriteTableOp
     | RewriteToHistoryOp
-    | MaintenanceOp  # table maintenance (``ir_maintenance``)
+    | MaintenanceOp
 )
 
 

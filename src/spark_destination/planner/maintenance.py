@@ -22,16 +22,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from spark_destination.errors import InvalidRequestError
+from spark_destination.core.errors import InvalidRequestError
 from spark_destination.planner.ir import (
-    Plan,
-    TableRef,
-)
-from spark_destination.planner.ir_maintenance import (
     ExpireSnapshotsOp,
+    Plan,
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
+    TableRef,
 )
 
 # Orphan-file removal never looks at files younger than this: a concurrent writer's files are

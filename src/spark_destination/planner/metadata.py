@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from spark_destination.errors import TableMetadataError
-from spark_destination.model import Column, DataType, DecimalParams, Table
+from spark_destination.core.errors import TableMetadataError
+from spark_destination.core.model import Column, DataType, DecimalParams, Table
 
 PROPERTY: Final = "fivetran.columns"
 

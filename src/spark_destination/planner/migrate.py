@@ -38,15 +38,29 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import assert_never
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import (
     HISTORY_ACTIVE,
     HISTORY_END,
     HISTORY_START,
     SYNCED,
     Table,
 )
-from spark_destination.names import check_not_reserved
+from spark_destination.core.names import check_not_reserved
+from spark_destination.core.requests import (
+    AddColumnInHistoryMode,
+    AddColumnWithDefaultValue,
+    CopyColumn,
+    CopyTable,
+    CopyTableToHistoryMode,
+    DropColumnInHistoryMode,
+    DropTable,
+    MigrateRequest,
+    RenameColumn,
+    RenameTable,
+    TableSyncModeMigration,
+    UpdateColumnValue,
+)
 from spark_destination.planner.ir import (
     CopyRowsOp,
     CopyRowsToHistoryOp,
@@ -79,20 +93,6 @@ from spark_destination.planner.migrate_steps import (
 )
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.target import Target
-from spark_destination.requests import (
-    AddColumnInHistoryMode,
-    AddColumnWithDefaultValue,
-    CopyColumn,
-    CopyTable,
-    CopyTableToHistoryMode,
-    DropColumnInHistoryMode,
-    DropTable,
-    MigrateRequest,
-    RenameColumn,
-    RenameTable,
-    TableSyncModeMigration,
-    UpdateColumnValue,
-)
 
 
 def migrate_tables(request: MigrateRequest) -> tuple[str, ...]:

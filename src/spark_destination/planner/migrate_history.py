@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import assert_never
 
-from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError, UnsupportedOperationError
+from spark_destination.core.model import (
     DELETED,
     HISTORY_ACTIVE,
     HISTORY_END,
@@ -17,6 +17,13 @@ from spark_destination.model import (
     Column,
     DataType,
     Table,
+)
+from spark_destination.core.requests import (
+    AddColumnInHistoryMode,
+    DropColumnInHistoryMode,
+    MigrateRequest,
+    SyncModeMigrationType,
+    TableSyncModeMigration,
 )
 from spark_destination.planner.history import history_key
 from spark_destination.planner.ir import (
@@ -48,13 +55,6 @@ from spark_destination.planner.migrate_steps import (
     table_column,
 )
 from spark_destination.planner.tables import table_ref
-from spark_destination.requests import (
-    AddColumnInHistoryMode,
-    DropColumnInHistoryMode,
-    MigrateRequest,
-    SyncModeMigrationType,
-    TableSyncModeMigration,
-)
 
 
 def _history_table(table: Table, what: str) -> tuple[str, ...]:

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Final
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import (
     HISTORY_ACTIVE,
     HISTORY_END,
     HISTORY_START,
@@ -17,7 +17,10 @@ from spark_destination.model import (
     Table,
     utc_instant,
 )
-from spark_destination.names import check_not_reserved
+from spark_destination.core.names import check_not_reserved
+from spark_destination.core.requests import (
+    MigrateRequest,
+)
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -29,9 +32,6 @@ from spark_destination.planner.ir import (
     TableRef,
 )
 from spark_destination.planner.target import Target
-from spark_destination.requests import (
-    MigrateRequest,
-)
 
 HISTORY_COLUMNS: Final = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
 # The tester sends the literal "NULL" for set_column_to_null; "" means no value either.

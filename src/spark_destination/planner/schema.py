@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import Table
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import Table
+from spark_destination.core.requests import (
+    CreateTableRequest,
+    DescribeTableRequest,
+)
 from spark_destination.planner import metadata
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
@@ -14,10 +18,6 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
 )
 from spark_destination.planner.tables import table_ref, validate_columns
-from spark_destination.requests import (
-    CreateTableRequest,
-    DescribeTableRequest,
-)
 
 __all__ = ["plan_alter_table", "plan_create_table", "plan_describe"]
 

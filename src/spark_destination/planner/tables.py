@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import (
     FIVETRAN_ID,
     MAX_DECIMAL_PRECISION,
     Column,
@@ -15,7 +15,7 @@ from spark_destination.model import (
     FileParams,
     Table,
 )
-from spark_destination.names import check_not_reserved
+from spark_destination.core.names import check_not_reserved
 from spark_destination.planner.ir import StagedFile, TableRef
 
 # Key types whose batch values bind as literals that compare exactly with the stored values

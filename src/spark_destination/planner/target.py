@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from spark_destination.model import Column, DataType
+from spark_destination.core.model import Column, DataType
 
 
 class Target(Protocol):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import (
     HISTORY_ACTIVE,
     HISTORY_END,
     HISTORY_START,
@@ -13,10 +13,10 @@ from spark_destination.model import (
     DataType,
     Table,
 )
+from spark_destination.core.requests import TruncateRequest
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
 from spark_destination.planner.tables import table_ref
-from spark_destination.requests import TruncateRequest
 
 
 def to_millis(value: datetime) -> datetime:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from spark_destination.errors import InvalidRequestError
-from spark_destination.model import FileKind, Table
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import FileKind, Table
+from spark_destination.core.requests import WriteBatchRequest
 from spark_destination.planner.ir import (
     MergeBatchOp,
     Plan,
@@ -20,7 +21,6 @@ from spark_destination.planner.tables import (
     resolve_columns,
     table_ref,
 )
-from spark_destination.requests import WriteBatchRequest
 
 BATCH_VIEW: Final = "sd_batch"
 

@@ -8,10 +8,10 @@ from typing import Final
 
 import grpc
 
-from spark_destination.engine import Engine
-from spark_destination.runtime import scratch
+from spark_destination.runtime.spark import scratch
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
+from spark_destination.service.engine import Engine
 
 log = logging.getLogger("spark_destination.server")
 

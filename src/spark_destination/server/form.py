@@ -1,4 +1,4 @@
-"""ConfigurationForm: the setup fields (keys of ``spark_destination.config``) and named tests.
+"""ConfigurationForm: the setup fields (keys of ``spark_destination.core.config``) and named tests.
 
 The form is data: one ``Field`` per configuration key in ``FIELDS`` (adding a key to the form is
 adding one entry), rendered into the protobuf by ``configuration_form``. Choices are dropdowns,
@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final, assert_never
 
-from spark_destination import config
+from spark_destination.core import config
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 
 

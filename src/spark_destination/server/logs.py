@@ -2,7 +2,7 @@
 
 Only INFO, WARNING and SEVERE are accepted levels. Messages must never contain keys or row
 values; the code logs names, counts and timings only. Spark's own (JVM) log lines are written
-in the same format by the log4j configuration in ``runtime/log4j2.properties``.
+in the same format by the log4j configuration in ``runtime/spark/log4j2.properties``.
 
 When Fivetran sets ``FIVETRAN_ACCOUNT_NAME`` / ``FIVETRAN_GROUP_NAME`` (reference §1), every
 message starts with them, so a line copied out of a shared log still says whose sync it was.
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Final, TextIO
 
 ORIGIN: Final = "sdk_destination"
-# How the context prefix reaches the JVM's log lines (runtime/log4j2.properties reads it).
+# How the context prefix reaches the JVM's log lines (runtime/spark/log4j2.properties reads it).
 JVM_PREFIX_VARIABLE: Final = "SPARK_DESTINATION_LOG_PREFIX"
 # Environment variable -> the name it goes by in the context prefix.
 CONTEXT_VARIABLES: Final = (

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from spark_destination.errors import InvalidRequestError, UnsupportedOperationError
-from spark_destination.model import (
+from spark_destination.core.errors import InvalidRequestError, UnsupportedOperationError
+from spark_destination.core.model import (
     Column,
     Compression,
     DataType,
@@ -16,7 +16,7 @@ from spark_destination.model import (
     FileParams,
     Table,
 )
-from spark_destination.requests import (
+from spark_destination.core.requests import (
     AddColumnInHistoryMode,
     AddColumnWithDefaultValue,
     AlterTableRequest,

@@ -15,12 +15,12 @@ from typing import TypeVar
 
 import grpc
 
-from spark_destination.engine import Engine
-from spark_destination.errors import DestinationError, UnsupportedOperationError
+from spark_destination.core.errors import DestinationError, UnsupportedOperationError
 from spark_destination.server import form, mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+from spark_destination.service.engine import Engine
 
 log = logging.getLogger("spark_destination.server")
 

@@ -11,6 +11,7 @@ from typing import Final, assert_never
 
 from sqlglot import exp
 
+from spark_destination.core.model import Column
 from spark_destination.dialects import values
 from spark_destination.dialects.lowering.common import (
     Renderer,
@@ -20,7 +21,7 @@ from spark_destination.dialects.lowering.common import (
     number,
     timestamp,
 )
-from spark_destination.model import Column
+from spark_destination.dialects.rendered import CheckOutput, OutputKind, Statement
 from spark_destination.planner.ir import (
     CheckConversionsOp,
     CheckHistoryStartOp,
@@ -28,7 +29,6 @@ from spark_destination.planner.ir import (
     CheckUniqueKeyOp,
     ColumnChange,
 )
-from spark_destination.rendered import CheckOutput, OutputKind, Statement
 
 CheckOp = CheckLiteralOp | CheckHistoryStartOp | CheckConversionsOp | CheckUniqueKeyOp
 

@@ -21,13 +21,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError
 
+from spark_destination.core.errors import RenderError
+from spark_destination.core.model import Column
 from spark_destination.dialects import values
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.quoting import ident, qualified, string_literal, utc_timestamp_text
-from spark_destination.errors import RenderError
-from spark_destination.model import Column
+from spark_destination.dialects.rendered import CheckOutput, Form, KeyFilter, Statement
 from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
-from spark_destination.rendered import CheckOutput, Form, KeyFilter, Statement
 
 # Fixed aliases keep rendered SQL (and so previews and snapshots) stable.
 TARGET_ALIAS: Final = "t"

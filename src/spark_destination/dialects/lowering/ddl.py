@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
+from spark_destination.core.errors import RenderError
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.quoting import ident, qualified
-from spark_destination.errors import RenderError
+from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
@@ -24,7 +25,6 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
-from spark_destination.rendered import Statement
 
 DdlOp = (
     CreateNamespaceOp

@@ -13,21 +13,19 @@ from typing import Final, assert_never
 
 import jinja2
 
+from spark_destination.core.errors import RenderError
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.quoting import ident, qualified, string_literal, utc_timestamp_text
-from spark_destination.errors import RenderError
+from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
-    TableRef,
-)
-from spark_destination.planner.ir_maintenance import (
     ExpireSnapshotsOp,
     MaintenanceOp,
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
     TableHealthOp,
+    TableRef,
 )
-from spark_destination.rendered import Statement
 
 # Iceberg's procedure namespace inside every Iceberg catalog.
 SYSTEM_NAMESPACE: Final = "system"

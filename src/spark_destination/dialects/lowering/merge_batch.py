@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from spark_destination.core.model import Column
 from spark_destination.dialects.lowering.common import (
     BATCH_ALIAS,
     SOURCE_ALIAS,
@@ -34,7 +35,7 @@ from spark_destination.dialects.lowering.common import (
     text,
 )
 from spark_destination.dialects.quoting import ident
-from spark_destination.model import Column
+from spark_destination.dialects.rendered import Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
@@ -44,7 +45,6 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.rendered import Form, KeyFilter, Statement
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from typing import Final
 
 from sqlglot import exp
 
+from spark_destination.core.model import Column
 from spark_destination.dialects.lowering.common import (
     SOURCE_ALIAS,
     TARGET_ALIAS,
@@ -44,7 +45,7 @@ from spark_destination.dialects.lowering.merge_history_full import (
     full_versions_context,
 )
 from spark_destination.dialects.quoting import ident
-from spark_destination.model import Column
+from spark_destination.dialects.rendered import Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     OP_COLUMN,
     SEQ_COLUMN,
@@ -53,7 +54,6 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.rendered import Form, KeyFilter, Statement
 
 # Names used inside the MERGE source; the ``__sd_`` prefix cannot collide with Fivetran columns.
 ROWS: Final = "__sd_rows"

@@ -45,8 +45,8 @@ from spark_destination.dialects.lowering.merge_history_full import (
     full_versions_context,
 )
 from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.rendered import KeyFilter
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, masked_columns, unmodified_column
-from spark_destination.rendered import KeyFilter
 
 PER_KEY: Final = "__sd_per_key"
 NEWEST_STORED: Final = "__sd_newest_stored"

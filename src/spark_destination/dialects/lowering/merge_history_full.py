@@ -41,8 +41,8 @@ from spark_destination.dialects.lowering.common import (
     text,
 )
 from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.rendered import KeyFilter
 from spark_destination.planner.ir import SEQ_COLUMN, MergeHistoryOp, RowOp
-from spark_destination.rendered import KeyFilter
 
 KEYED: Final = "__sd_keyed"
 EARLIEST: Final = "__sd_earliest"

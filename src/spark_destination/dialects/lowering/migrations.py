@@ -9,6 +9,7 @@ from typing import Final, assert_never
 
 from sqlglot import exp
 
+from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
 from spark_destination.dialects.lowering.checks import converted
 from spark_destination.dialects.lowering.common import (
@@ -26,7 +27,7 @@ from spark_destination.dialects.lowering.common import (
     timestamp_text,
 )
 from spark_destination.dialects.quoting import ident
-from spark_destination.model import Column, DataType
+from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     CopyRowsOp,
     CopyRowsToHistoryOp,
@@ -37,7 +38,6 @@ from spark_destination.planner.ir import (
     SetColumnValueOp,
     TruncateOp,
 )
-from spark_destination.rendered import Statement
 
 RowsOp = (
     TruncateOp

@@ -1,0 +1,116 @@
+"""``spark-destination maintain``: table maintenance from the command line, and its preview.
+
+``maintain SCHEMA TABLE…`` compacts data and delete files, expires snapshots older than the
+retention and removes orphan files, one table after the other (see ``planner.maintenance``).
+``--preview`` prints the statements without starting Spark; ``preview FILE.json`` does the same
+for ``{"request": "maintain", "schema": …, "table": …, "retention_hours": …}``.
+Run it while the server is stopped, or from the server's own automatic mode: a Hadoop catalog
+has one writer process per warehouse.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render_plan
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.tables import table_ref
+from spark_destination.service.preview import format_statements
+
+if TYPE_CHECKING:
+    from spark_destination.service.engine import Engine
+
+
+def _policy(configuration: Mapping[str, str], retention_hours: float | None, orphans: bool) -> (
+    MaintenancePolicy
+):
+    hours = (
+        parse_config(configuration).snapshot_retention_hours
+        if retention_hours is None
+        else retention_hours
+    )
+    return MaintenancePolicy(retention=timedelta(hours=hours), remove_orphans=orphans)
+
+
+def preview_maintenance(
+    configuration: Mapping[str, str],
+    schema: str,
+    tables: list[str],
+    policy: MaintenancePolicy,
+    now: datetime,
+    dialect: Dialect = DEFAULT,
+) -> str:
+    catalog = parse_config(configuration).catalog
+    parts = []
+    for name in tables:
+        plan = plan_maintenance(table_ref(catalog, schema, name), policy, now=now)
+        parts.append(format_statements(render_plan(plan, dialect)))
+    return "\n".join(parts)
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRequestError(f"'now' {text!r} is not an ISO-8601 timestamp") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def preview_maintenance_json(data: Mapping[str, Any], dialect: Dialect = DEFAULT) -> str:
+    configuration = {str(k): str(v) for k, v in dict(data.get("configuration", {})).items()}
+    table = data.get("table")
+    if not isinstance(table, str) or not isinstance(data.get("schema"), str):
+        raise InvalidRequestError("a maintain request needs 'schema' and 'table' names")
+    hours = data.get("retention_hours")
+    policy = _policy(configuration, None if hours is None else float(hours),
+                     bool(data.get("remove_orphan_files", True)))  # fmt: skip
+    now = _timestamp(str(data["now"])) if "now" in data else datetime.now(UTC)
+    return preview_maintenance(configuration, str(data["schema"]), [table], policy, now, dialect)
+
+
+def add_maintain_command(
+    sub: Any,
+    add_spark_flags: Callable[[argparse.ArgumentParser], None],
+    engine: Callable[[argparse.Namespace], Engine],
+    defaults: Callable[[argparse.Namespace], dict[str, str]],
+) -> None:
+    command = sub.add_parser(
+        "maintain", help="compact files, expire snapshots and remove orphan files of tables"
+    )
+    command.add_argument("schema")
+    command.add_argument("tables", nargs="+", metavar="table")
+    command.add_argument(
+        "--retention-hours",
+        type=float,
+        help="expire snapshots older than this (default: snapshot_retention_hours, 168)",
+    )
+    command.add_argument(
+        "--no-orphans", action="store_true", help="skip remove_orphan_files (it lists every file)"
+    )
+    command.add_argument("--preview", action="store_true", help="print the SQL; no Spark")
+    add_spark_flags(command)
+
+    def run(args: argparse.Namespace) -> int:
+        configuration = defaults(args)
+        policy = _policy(configuration, args.retention_hours, not args.no_orphans)
+        if args.preview:
+            now = datetime.now(UTC)
+            print(preview_maintenance(configuration, args.schema, args.tables, policy, now), end="")
+            return 0
+        from spark_destination.server import logs
+
+        logs.configure()
+        running = engine(args)
+        for name in args.tables:
+            report = running.maintain(configuration, args.schema, name, policy=policy)
+            print(report.text())
+        return 0
+
+    command.set_defaults(func=run)

@@ -1,0 +1,95 @@
+"""What the engine renders and the runtime runs: statements, with everything needed to run them.
+
+Rendering happens once, in the engine (``dialects.render``); the runtime receives these values
+and never imports a dialect. A statement carries its SQL, the alternative forms the runtime may
+pick from after staging, and the layout of a check query's result row, so what ``preview``
+prints is exactly what can run.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from spark_destination.core.model import Column
+from spark_destination.planner.ir import ColumnChange, Op
+
+
+class Form(enum.Enum):
+    """Alternative forms of a statement, chosen by the runtime from what staging found."""
+
+    # The batch MERGE without the branch that folds repeated keys (no key occurs twice).
+    UNIQUE_KEYS = "no key repeats in the staged batch"
+    # ``UNIQUE_KEYS`` plus an IN filter on the table's key columns whose parameter markers
+    # (``Statement.key_filter``) bind the batch's keys: for batches with few keys.
+    KEY_FILTER = "no key repeats, and few enough keys to bind as a filter"
+    # The history MERGE without reading the stored versions first: no value is unmodified and
+    # no key has two new versions (``dialects.lowering.merge_history_full``).
+    FULL_VERSIONS = "history batch of complete new versions, at most one per key"
+    # ``FULL_VERSIONS`` plus the key filter on the MERGE's target.
+    FULL_VERSIONS_KEY_FILTER = "complete new versions, and few enough keys to bind as a filter"
+    # The history MERGE filling unmodified values from each key's newest surviving stored
+    # version, found by a join and an aggregate: no key has two new versions
+    # (``dialects.lowering.merge_history_filled``).
+    FILLED_VERSIONS = "history batch with unmodified values, at most one new version per key"
+    # ``FILLED_VERSIONS`` plus the key filter on both reads of the table.
+    FILLED_VERSIONS_KEY_FILTER = "unmodified values, and few enough keys to bind as a filter"
+
+
+class OutputKind(enum.Enum):
+    """What one column of a check query's result row holds."""
+
+    # Not a result column: a staged column and its declared type, for the decoder's messages.
+    STAGED_COLUMN = "staged column"
+    # A stored-values check: count of values that do not convert, then the least of them.
+    BAD_COUNT = "bad count"
+    BAD_VALUE = "bad value"
+    # Rows holding NULL in a column that joins the primary key.
+    NULL_COUNT = "null count"
+    # True when the request's literal value cannot be stored in the column.
+    REFUSED = "refused"
+    # The latest start of an active history version after the operation timestamp, or NULL.
+    LATEST_START = "latest start"
+    # How many values of a new primary key occur on more than one row.
+    DUPLICATE_KEYS = "duplicate keys"
+    # A placeholder output (the query checks nothing); ignored.
+    NOTHING = "nothing"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckOutput:
+    """One column of a check query's result row, in order."""
+
+    kind: OutputKind
+    column: Column | None = None
+    # For stored-value checks: the conversion or the key column the output reports on.
+    change: ColumnChange | None = None
+    # The column's type as the dialect declares it, for messages (e.g. ``DECIMAL(10,2)``).
+    sql_type: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeyFilter:
+    """The parameter markers of a ``Form.KEY_FILTER`` statement: per key column, the marker
+    names its distinct batch values bind to, in order. Fewer values than markers: the first
+    value fills the rest (a repeated IN value changes nothing)."""
+
+    columns: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Statement:
+    """One rendered step: ``sql`` is None for runtime directives (staging)."""
+
+    op: Op
+    sql: str | None
+    summary: str
+    forms: tuple[tuple[Form, str], ...] = ()
+    layout: tuple[CheckOutput, ...] = ()
+    key_filter: KeyFilter | None = None
+
+    def form(self, form: Form) -> str | None:
+        return next((sql for name, sql in self.forms if name is form), None)
+
+
+RenderedPlan = tuple[Statement, ...]

@@ -1,0 +1,238 @@
+"""The envelope of a Fivetran batch file: AES-256-CBC, then ZSTD or GZIP, undone in memory.
+
+Fivetran writes ``Cipher(Compress(payload))`` with a 16-byte IV prefix (protocol reference §6),
+the payload being CSV or Parquet. This module undoes the layers as a chain of chunk generators,
+entirely in memory: decrypted plaintext is never written to disk. Error messages name the file,
+never key material or contents. Runtime layer: no pyspark here.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zlib
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+import zstandard
+from cryptography.hazmat.primitives import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from spark_destination.core.errors import BatchFileError
+from spark_destination.core.model import Compression, Encryption, FileParams
+
+__all__ = ["as_stream", "open_plain_stream", "plain_chunks"]
+
+KEY_BYTES = 32
+IV_BYTES = 16
+AES_BLOCK_BYTES = 16
+CHUNK_BYTES = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Byte layers: file -> decrypt -> decompress, each a generator of non-empty chunks.
+# ---------------------------------------------------------------------------------------------
+
+
+class _ChunkStream(io.RawIOBase):
+    """A read-only raw stream over an iterator of byte chunks.
+
+    Exceptions raised by the iterator (our BatchFileErrors) surface from ``read``; pyarrow
+    re-raises Python exceptions from file objects unchanged, so they reach the caller as is.
+    """
+
+    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._on_close = on_close
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        while not self._pending:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._pending = memoryview(chunk)
+        target = memoryview(buffer).cast("B")
+        n = min(len(target), len(self._pending))
+        target[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            # Stop the generator chain first (releases decoder state), then the file.
+            close_chunks = getattr(self._chunks, "close", None)
+            if close_chunks is not None:
+                close_chunks()
+            self._on_close()
+        super().close()
+
+
+def _file_chunks(fh: BinaryIO, path: str) -> Iterator[bytes]:
+    while True:
+        try:
+            chunk = fh.read(CHUNK_BYTES)
+        except OSError as exc:
+            raise BatchFileError(f"cannot read batch file '{path}': {exc.strerror}") from None
+        if not chunk:
+            return
+        yield chunk
+
+
+def _open_file(path: str) -> BinaryIO:
+    try:
+        return open(path, "rb")  # noqa: SIM115 - closed by the stream that owns it
+    except FileNotFoundError:
+        raise BatchFileError(f"batch file '{path}' does not exist") from None
+    except OSError as exc:
+        raise BatchFileError(f"cannot open batch file '{path}': {exc.strerror}") from None
+
+
+def _check_key(path: str, key: bytes | None) -> bytes:
+    # Never echo the key: only its length may appear in a message.
+    if key is None:
+        raise BatchFileError(f"batch file '{path}' is AES-encrypted but no key was sent for it")
+    if len(key) != KEY_BYTES:
+        raise BatchFileError(
+            f"the key for batch file '{path}' is {len(key)} bytes; AES-256 needs {KEY_BYTES}"
+        )
+    return key
+
+
+def _check_ciphertext_size(fh: BinaryIO, path: str) -> None:
+    """Fail fast on an obviously truncated file: IV plus whole blocks, at least one (padding)."""
+    size = os.fstat(fh.fileno()).st_size
+    body = size - IV_BYTES
+    if body < AES_BLOCK_BYTES:
+        raise BatchFileError(
+            f"batch file '{path}' is truncated: {size} bytes is too short for an AES IV "
+            "and one block"
+        )
+    if body % AES_BLOCK_BYTES:
+        raise BatchFileError(
+            f"batch file '{path}' is truncated: ciphertext length {body} is not a multiple of "
+            f"{AES_BLOCK_BYTES}"
+        )
+
+
+def _decrypt(chunks: Iterator[bytes], key: bytes, iv: bytes, path: str) -> Iterator[bytes]:
+    decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
+    # The unpadder holds back the last block until finalize, so padding is stripped in-stream.
+    unpadder = padding.PKCS7(AES_BLOCK_BYTES * 8).unpadder()
+    for chunk in chunks:
+        plain = unpadder.update(decryptor.update(chunk))
+        if plain:
+            yield plain
+    try:
+        tail = unpadder.update(decryptor.finalize()) + unpadder.finalize()
+    except ValueError:
+        # Bad PKCS#7 padding is the only integrity signal CBC gives: a wrong key almost always
+        # trips it (and the decompressor catches most of the rest).
+        raise BatchFileError(
+            f"cannot decrypt batch file '{path}': wrong key or corrupted file"
+        ) from None
+    if tail:
+        yield tail
+
+
+def _bad_compressed(path: str, codec: str) -> BatchFileError:
+    return BatchFileError(
+        f"batch file '{path}' is not valid {codec} data (wrong key or corrupted file?)"
+    )
+
+
+def _decompress_zstd(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    """Stream-decompress one or more concatenated zstd frames.
+
+    Uses ``decompressobj`` rather than ``stream_reader`` because the reader silently returns
+    short (even empty) output for a truncated frame; ``eof`` lets us detect truncation.
+    """
+    dctx = zstandard.ZstdDecompressor()
+    dobj = dctx.decompressobj()
+    consumed_any = False
+    in_frame = False
+    for chunk in chunks:
+        consumed_any = True
+        data = chunk
+        while data:
+            try:
+                out = dobj.decompress(data)
+            except zstandard.ZstdError:
+                raise _bad_compressed(path, "zstd") from None
+            in_frame = not dobj.eof
+            if out:
+                yield out
+            data = dobj.unused_data if dobj.eof else b""
+            if dobj.eof:
+                dobj = dctx.decompressobj()
+    # An input of zero bytes decodes to nothing (as Python's gzip does); anything else must end
+    # on a frame boundary.
+    if consumed_any and in_frame:
+        raise BatchFileError(f"batch file '{path}' is truncated: the zstd stream ends mid-frame")
+
+
+def _decompress_gzip(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    """Stream-decompress one or more gzip members; zlib checks each member's CRC32 trailer."""
+    dobj = zlib.decompressobj(wbits=31)
+    consumed_any = False
+    in_member = False
+    for chunk in chunks:
+        consumed_any = True
+        data = chunk
+        while data:
+            try:
+                out = dobj.decompress(data)
+            except zlib.error:
+                raise _bad_compressed(path, "gzip") from None
+            in_member = not dobj.eof
+            if out:
+                yield out
+            data = dobj.unused_data if dobj.eof else b""
+            if dobj.eof:
+                dobj = zlib.decompressobj(wbits=31)
+    if consumed_any and in_member:
+        raise BatchFileError(f"batch file '{path}' is truncated: the gzip stream ends mid-member")
+
+
+def plain_chunks(
+    path: str, key: bytes | None, params: FileParams
+) -> tuple[Iterator[bytes], BinaryIO]:
+    """Build the decoding chain; returns the plaintext chunks and the file that must be closed.
+
+    Key, existence and size problems are raised here, eagerly, not on first read.
+    """
+    if params.encryption is Encryption.AES:
+        aes_key = _check_key(path, key)
+    fh = _open_file(path)
+    try:
+        chunks = _file_chunks(fh, path)
+        if params.encryption is Encryption.AES:
+            _check_ciphertext_size(fh, path)
+            iv = fh.read(IV_BYTES)
+            chunks = _decrypt(chunks, aes_key, iv, path)
+        if params.compression is Compression.ZSTD:
+            chunks = _decompress_zstd(chunks, path)
+        elif params.compression is Compression.GZIP:
+            chunks = _decompress_gzip(chunks, path)
+    except BaseException:
+        fh.close()
+        raise
+    return chunks, fh
+
+
+def as_stream(chunks: Iterator[bytes], fh: BinaryIO) -> io.BufferedReader:
+    return io.BufferedReader(_ChunkStream(chunks, fh.close), buffer_size=CHUNK_BYTES)
+
+
+def open_plain_stream(path: str, *, key: bytes | None, params: FileParams) -> BinaryIO:
+    """Open a batch file and return its decrypted, decompressed bytes as a read-only stream.
+
+    The result is a context manager; closing it closes the file. Decoding errors surface as
+    ``BatchFileError`` from ``read``.
+    """
+    chunks, fh = plain_chunks(path, key, params)
+    return as_stream(chunks, fh)

@@ -1,0 +1,110 @@
+"""Read a table's schema, primary key and properties as structured values from the catalog.
+
+Spark *displays* table properties redacted: ``SHOW TBLPROPERTIES`` and ``DESCRIBE EXTENDED``
+replace every value whose key or value matches ``spark.sql.redaction.options.regex`` (default
+``(?i)url``) or ``spark.redaction.regex`` (``(?i)secret|password|token|access[.]?key``) with
+``*********(redacted)``. The Fivetran column metadata names the table's columns, so a table with a
+column called ``url`` or ``password`` would read back as redacted text. This module therefore
+asks Spark's catalog API (through py4j) for the table itself: ``TableCatalog.loadTable`` returns
+the properties as a ``java.util.Map`` that no redaction setting touches, and the Iceberg table
+its identifier fields as a set of names, not as text to parse.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spark_destination.core.errors import ExecutionError
+from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute.spark_errors import describe_spark_error
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+# Iceberg's Spark table class: the one whose Iceberg table we can ask for identifier fields.
+_ICEBERG_SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable"
+# What a catalog's loadTable throws for a missing table or namespace: PySpark converts Spark's
+# own exceptions (error classes); others arrive as the Java exception.
+_NOT_FOUND_ERROR_CLASSES = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"})
+_NOT_FOUND_EXCEPTIONS = frozenset(
+    {
+        "org.apache.spark.sql.catalyst.analysis.NoSuchTableException",
+        "org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException",
+        "org.apache.iceberg.exceptions.NoSuchTableException",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogTable:
+    """A table as the catalog holds it (never parsed from display text)."""
+
+    schema: StructType
+    properties: dict[str, str]
+    identifier_fields: tuple[str, ...]
+
+
+def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
+    """The table's schema, properties and identifier fields; None when it does not exist."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+    from pyspark.sql.types import StructType
+
+
+    try:
+        loaded = spark_table(session, table)
+        if loaded is None:
+            return None
+        properties = {str(k): str(v) for k, v in dict(loaded.properties()).items()}
+        # Spark's own JSON form of the schema: typed fields, not display text.
+        schema = StructType.fromJson(json.loads(loaded.schema().json()))
+        identifier_fields: tuple[str, ...] = ()
+        if loaded.getClass().getName() == _ICEBERG_SPARK_TABLE:
+            names = loaded.table().schema().identifierFieldNames()
+            identifier_fields = tuple(sorted(str(n) for n in names))
+    except (Py4JError, PySparkException) as exc:
+        raise ExecutionError(
+            f"reading table {table.name!r} from catalog {table.catalog!r} failed: "
+            f"{describe_spark_error(exc)}"
+        ) from None
+    return CatalogTable(schema=schema, properties=properties, identifier_fields=identifier_fields)
+
+
+def spark_table(session: SparkSession, table: TableRef) -> Any:
+    """The catalog's Java ``Table`` object for ``table``, or None when it does not exist."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    catalog, ident = catalog_and_identifier(session, table)
+    try:
+        return catalog.loadTable(ident)
+    except AnalysisException as exc:
+        # Told apart by Spark's error class, not its message. (py4j cannot call the
+        # interface's default ``tableExists``, so absence is this exception.)
+        if exc.getErrorClass() in _NOT_FOUND_ERROR_CLASSES:
+            return None
+        raise
+    except Py4JJavaError as exc:
+        if exc.java_exception.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
+            return None
+        raise
+
+
+def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
+    jvm = session.sparkContext._jvm
+    gateway = session.sparkContext._gateway
+    assert jvm is not None and gateway is not None
+    jsession = session._jsparkSession
+    # Spark's CatalogManager resolves catalog settings through the *thread's* active session
+    # (SQLConf.get): from a gRPC worker thread that is not this request's session, and the
+    # catalog would be "not defined". PySpark pins each Python thread to one JVM thread.
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
+    catalog = jsession.sessionState().catalogManager().catalog(table.catalog)
+    namespace = gateway.new_array(jvm.java.lang.String, 1)
+    namespace[0] = table.schema
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table.name)
+    return catalog, ident
+

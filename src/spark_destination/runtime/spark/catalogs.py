@@ -1,0 +1,166 @@
+"""The Spark settings that define an Iceberg catalog, per catalog type (pure: no pyspark).
+
+Iceberg's ``SparkCatalog`` reads ``spark.sql.catalog.<name>.*`` the first time a name is used:
+
+- ``hadoop`` (default): metadata and data under one warehouse path or URI; commits by atomic
+  rename on that file system, so one writer process per warehouse.
+- ``rest``: an Iceberg REST catalog service (Polaris, Unity Catalog, Nessie, Glue, Tabular…):
+  ``uri``, optional ``credential`` (OAuth2 ``client_id:client_secret``) and ``warehouse``
+  (a warehouse *name* or location, as the service defines it).
+- ``hive``: a Hive metastore (``thrift://host:9083``); ``warehouse`` is optional.
+
+Further catalog properties (``io-impl``, ``s3.endpoint``, ``header.*``…) go through
+``spark_conf`` as ``spark.sql.catalog.<name>.<property>``; the keys below are managed here.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from typing import Final
+
+from spark_destination.core.config import check_catalog_name, is_uri
+from spark_destination.core.errors import ConfigurationError
+
+ICEBERG_CATALOG_CLASS: Final = "org.apache.iceberg.spark.SparkCatalog"
+
+
+
+class CatalogType(enum.StrEnum):
+    HADOOP = "hadoop"
+    REST = "rest"
+    HIVE = "hive"
+
+
+# Catalog properties the destination sets itself; spark_conf may set any other one.
+MANAGED_PROPERTIES: Final = frozenset(
+    {"type", "warehouse", "uri", "credential", "use-nullable-query-schema"}
+)
+
+
+def absolute_warehouse(location: str | os.PathLike[str]) -> str:
+    """A warehouse location with local paths made absolute; URIs are kept as they are."""
+    text = os.fspath(location)
+    if not text.strip():
+        raise ConfigurationError("warehouse location is empty")
+    if is_uri(text):
+        return text
+    return os.path.abspath(os.path.expanduser(text))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogSpec:
+    """One Iceberg catalog as Spark sees it. Hadoop warehouses are made absolute here."""
+
+    name: str
+    type: CatalogType = CatalogType.HADOOP
+    warehouse: str = ""
+    uri: str = ""
+    # An OAuth2 client credential: never in logs or reprs.
+    credential: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        check_catalog_name(self.name)
+        object.__setattr__(self, "type", _catalog_type(self.type))
+        match self.type:
+            case CatalogType.HADOOP:
+                object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
+                if self.uri or self.credential:
+                    raise ConfigurationError(
+                        "catalog_uri and catalog_credential apply to catalog_type rest or hive, "
+                        "not hadoop"
+                    )
+            case CatalogType.REST:
+                if not self.uri:
+                    raise ConfigurationError(
+                        "catalog_type rest needs catalog_uri (the REST service's base URL)"
+                    )
+            case CatalogType.HIVE:
+                if not self.uri:
+                    raise ConfigurationError(
+                        "catalog_type hive needs catalog_uri (thrift://metastore-host:9083)"
+                    )
+                if self.credential:
+                    raise ConfigurationError("catalog_credential applies to catalog_type rest")
+                if self.warehouse and not is_uri(self.warehouse):
+                    object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
+
+    @property
+    def prefix(self) -> str:
+        return f"spark.sql.catalog.{self.name}"
+
+    @property
+    def local_warehouse(self) -> str | None:
+        """The warehouse's path on this host, when it is a plain local path."""
+        if self.type is CatalogType.REST or not self.warehouse or is_uri(self.warehouse):
+            return None
+        return self.warehouse
+
+    def conf(self) -> tuple[tuple[str, str], ...]:
+        """The settings that define this catalog. The class key comes last: catalogs are loaded
+        on first use by name, so a reader that sees the class also sees the rest."""
+        entries: list[tuple[str, str]] = [(f"{self.prefix}.type", self.type.value)]
+        if self.uri:
+            entries.append((f"{self.prefix}.uri", self.uri))
+        if self.credential:
+            entries.append((f"{self.prefix}.credential", self.credential))
+        if self.warehouse:
+            entries.append((f"{self.prefix}.warehouse", self.warehouse))
+        # REPLACE TABLE ... AS SELECT (the AlterTable rewrite) keeps the query's nullability,
+        # so key columns stay required, which identifier fields need. Iceberg's default makes
+        # every column of such a table nullable.
+        entries.append((f"{self.prefix}.use-nullable-query-schema", "false"))
+        entries.append((self.prefix, ICEBERG_CATALOG_CLASS))
+        return tuple(entries)
+
+    def describe(self) -> str:
+        """For messages: the type and where it points (never the credential)."""
+        where = self.uri or self.warehouse
+        if self.type is CatalogType.REST and self.warehouse:
+            where = f"{self.uri} (warehouse {self.warehouse})"
+        return f"{self.type.value} catalog at {where}"
+
+
+def _catalog_type(value: CatalogType | str) -> CatalogType:
+    try:
+        return CatalogType(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(t.value for t in CatalogType)
+        raise ConfigurationError(f"catalog_type {value!r} is not one of: {choices}") from None
+
+
+def is_managed_key(key: str, catalog: str) -> bool:
+    """Whether a ``spark.*`` key belongs to the catalog settings the destination manages."""
+    prefix = f"spark.sql.catalog.{catalog}"
+    if key == prefix:
+        return True
+    return key.startswith(prefix + ".") and key[len(prefix) + 1 :] in MANAGED_PROPERTIES
+
+
+def unshared_warehouse_problem(
+    spec: CatalogSpec, *, master: str, executor_hosts: set[str], local_hosts: set[str]
+) -> str | None:
+    """Why executors on other hosts cannot use this warehouse, or None when they can.
+
+    A plain path names a folder on *each* machine: executors on other hosts would write data
+    files to their own disks while the driver commits metadata pointing at files it cannot see,
+    so the table breaks on the first read. A URI (``file:///mnt/shared/…`` on a mount every
+    node has, ``s3a://``, ``hdfs://``…) is taken as the operator's statement that it is shared.
+    """
+    if master.strip().startswith("local") or spec.local_warehouse is None:
+        return None
+    remote = sorted(h for h in executor_hosts if h not in local_hosts and not _loopback(h))
+    if not remote:
+        return None
+    return (
+        f"warehouse {spec.local_warehouse} is a local path, but Spark executors run on other "
+        f"hosts ({', '.join(remote)}): each would write data files to its own disk and the "
+        "tables would point at files other nodes cannot read. Use storage every node sees: "
+        "an object store (s3a://, gs://, abfss://), HDFS, or a shared mount given as a "
+        "file:// URI (file:///mnt/shared/warehouse)"
+    )
+
+
+def _loopback(host: str) -> bool:
+    return host == "localhost" or host.startswith("127.") or host == "::1"

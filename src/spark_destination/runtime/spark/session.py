@@ -1,0 +1,447 @@
+"""The one place a SparkSession is created, and the checks that keep it the only one.
+
+A JVM is started once per process (5-7 s) and its start-up settings (master, driver memory,
+jars) are fixed for its lifetime. So ``build_session`` refuses to run twice, a later request
+is compared against the live session with ``check_compatible``, and an extra warehouse is
+attached to the live session with ``register_catalog`` (catalog settings are read lazily, the
+first time a catalog name is used, so they can be added at run time).
+
+pyspark is imported inside the functions: importing this module must stay cheap for the
+processes and tests that never start Spark.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from spark_destination.core.config import memory_bytes
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.spark import scratch
+from spark_destination.runtime.spark.catalogs import (
+    CatalogSpec,
+    CatalogType,
+    is_managed_key,
+)
+from spark_destination.runtime.spark.jars import (
+    ICEBERG_RUNTIME_GLOB,
+    default_cache_dir,
+    iceberg_runtime_jar,
+    relocated_jackson_jar,
+)
+from spark_destination.runtime.spark.java import ensure_java_env
+
+if TYPE_CHECKING:
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+
+APP_NAME = "spark-destination"
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+ICEBERG_MAVEN_ARTIFACT = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12"
+# The version of the runtime jar bundled in snowpark-connect-deps-iceberg 1.0.3, so both jar
+# sources run the same Iceberg unless asked otherwise.
+DEFAULT_ICEBERG_VERSION = "1.10.2"
+
+_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
+
+
+class JarSource(enum.StrEnum):
+    """Where the Iceberg runtime comes from."""
+
+    # The runtime jar from the snowpark-connect-deps-iceberg wheel plus the relocated Jackson
+    # jar built from pyspark's own: no network needed.
+    BUNDLED = "bundled"
+    # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
+    # Maven Central at start-up.
+    MAVEN = "maven"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SparkSettings:
+    """Everything that decides how the SparkSession is built.
+
+    ``warehouse`` is made absolute when the settings are created (for a Hadoop or Hive
+    catalog), against the current directory at that moment, so a later ``chdir`` cannot move
+    the data. URIs (``file://``, ``s3a://``) and REST warehouse names are kept as given.
+    """
+
+    master: str = "local[*]"
+    warehouse: str = "./warehouse"
+    catalog: str = "lake"
+    driver_memory: str = "2g"
+    # Per executor, on a cluster (spark.executor.memory / .cores); empty keeps Spark's default.
+    executor_memory: str = ""
+    executor_cores: int | None = None
+    catalog_type: CatalogType = CatalogType.HADOOP
+    catalog_uri: str = ""
+    catalog_credential: str = field(default="", repr=False)
+    # Maven coordinates added to spark.jars.packages (e.g. org.apache.hadoop:hadoop-aws:3.3.4).
+    extra_packages: tuple[str, ...] = ()
+    jars_mode: JarSource = JarSource.BUNDLED
+    iceberg_version: str = DEFAULT_ICEBERG_VERSION  # used by JarSource.MAVEN only
+    # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused:
+    # they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on.
+    extra_conf: tuple[tuple[str, str], ...] = ()
+    shuffle_partitions: int = 4
+    # Where the relocated Jackson jar is cached; None means ``default_cache_dir()``.
+    jar_cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.master.strip():
+            raise ConfigurationError("Spark master is empty; expected e.g. 'local[*]'")
+        spec = self.catalog_spec  # validates the catalog settings
+        object.__setattr__(self, "warehouse", spec.warehouse)
+        object.__setattr__(self, "catalog_type", spec.type)
+        memory_bytes(self.driver_memory)  # validates
+        if self.executor_memory:
+            memory_bytes(self.executor_memory)
+        if self.executor_cores is not None and not (
+            isinstance(self.executor_cores, int) and self.executor_cores >= 1
+        ):
+            raise ConfigurationError(
+                f"executor_cores must be a positive integer, got {self.executor_cores!r}"
+            )
+        object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
+        if not _VERSION.fullmatch(self.iceberg_version):
+            raise ConfigurationError(
+                f"iceberg_version {self.iceberg_version!r} is not a version like '1.10.2'"
+            )
+        if isinstance(self.shuffle_partitions, bool) or not (
+            isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
+        ):
+            raise ConfigurationError(
+                f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions!r}"
+            )
+        object.__setattr__(self, "extra_conf", _checked_extra_conf(self.extra_conf, self.catalog))
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.strip().startswith("local")
+
+    @property
+    def catalog_spec(self) -> CatalogSpec:
+        return CatalogSpec(
+            name=self.catalog,
+            type=self.catalog_type,
+            warehouse=self.warehouse,
+            uri=self.catalog_uri,
+            credential=self.catalog_credential,
+        )
+
+
+# --- Validation helpers --------------------------------------------------------------------
+
+
+
+
+def _jar_source(value: JarSource | str) -> JarSource:
+    try:
+        return JarSource(value)
+    except ValueError:
+        choices = ", ".join(source.value for source in JarSource)
+        raise ConfigurationError(f"jar source {value!r} is not one of: {choices}") from None
+
+
+_RESERVED_KEYS = frozenset(
+    {
+        "spark.master",
+        "spark.app.name",
+        "spark.driver.memory",
+        "spark.jars",
+        "spark.jars.packages",
+        "spark.sql.extensions",
+        "spark.sql.defaultCatalog",
+        "spark.sql.session.timeZone",
+        "spark.sql.ansi.enabled",
+        "spark.sql.shuffle.partitions",
+        "spark.ui.enabled",
+    }
+)
+
+
+def _checked_extra_conf(
+    pairs: tuple[tuple[str, str], ...], catalog: str
+) -> tuple[tuple[str, str], ...]:
+    checked: list[tuple[str, str]] = []
+    for pair in pairs:
+        key, value = pair
+        if not (isinstance(key, str) and key.startswith("spark.")):
+            raise ConfigurationError(f"extra Spark setting {key!r} does not start with 'spark.'")
+        if key in _RESERVED_KEYS or is_managed_key(key, catalog):
+            raise ConfigurationError(
+                f"extra Spark setting {key!r} is managed by the destination; use the "
+                f"dedicated setting instead"
+            )
+        checked.append((key, str(value)))
+    return tuple(checked)
+
+
+# --- Configuration -------------------------------------------------------------------------
+
+
+def maven_coordinate(version: str) -> str:
+    return f"{ICEBERG_MAVEN_ARTIFACT}:{version}"
+
+
+def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
+    """``spark.jars`` or ``spark.jars.packages``; the bundled mode builds the Jackson jar once."""
+    extra = ",".join(settings.extra_packages)
+    if settings.jars_mode is JarSource.MAVEN:
+        packages = ",".join(filter(None, (maven_coordinate(settings.iceberg_version), extra)))
+        return (("spark.jars.packages", packages),)
+    # Extra packages (object-store file systems…) are resolved from Maven even when the
+    # Iceberg runtime is the bundled one.
+    resolved = (("spark.jars.packages", extra),) if extra else ()
+    cache = Path(settings.jar_cache_dir) if settings.jar_cache_dir else default_cache_dir()
+    jars = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
+    for jar in jars:
+        if "," in str(jar):
+            # spark.jars is comma-separated, with no escaping.
+            raise ConfigurationError(f"jar path {jar} contains a comma; move the cache folder")
+    return (("spark.jars", ",".join(str(jar) for jar in jars)), *resolved)
+
+
+def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
+    """Every setting ``build_session`` passes to the builder, in order."""
+    conf: list[tuple[str, str]] = [
+        ("spark.master", settings.master),
+        ("spark.app.name", APP_NAME),
+        # Read by spark-submit when it starts the driver JVM (-Xmx), so it works here and
+        # only here: after start-up it cannot change.
+        ("spark.driver.memory", settings.driver_memory),
+        *_jar_conf(settings),
+        ("spark.sql.extensions", ICEBERG_EXTENSIONS),
+        *settings.catalog_spec.conf(),
+        # A named SparkCatalog (not spark_catalog): namespaces and table lists persist in the
+        # warehouse, and unqualified ``db.t`` resolves to it.
+        ("spark.sql.defaultCatalog", settings.catalog),
+        # String-to-timestamp casts use the session zone; Fivetran's values are UTC.
+        ("spark.sql.session.timeZone", "UTC"),
+        # Without ANSI mode a bad cast ('abc' AS INT, month 13, decimal overflow) silently
+        # becomes NULL; with it, the statement fails and the batch is not half-written.
+        ("spark.sql.ansi.enabled", "true"),
+        ("spark.sql.shuffle.partitions", str(settings.shuffle_partitions)),
+        ("spark.ui.enabled", "false"),
+        # The console progress bar writes carriage-return noise into the server's stderr.
+        ("spark.ui.showConsoleProgress", "false"),
+        ("spark.sql.execution.arrow.pyspark.enabled", "true"),
+        # Concurrent requests (different tables) share executors fairly instead of queueing
+        # behind one another's jobs; each request runs in its own pool (engine).
+        ("spark.scheduler.mode", "FAIR"),
+        # Shuffle, spill and cached blocks of a MERGE hold decrypted rows and may leave RAM
+        # (spark.local.dir on disk, or a tmpfs too small for them): Spark encrypts them with a
+        # per-application key. It also makes PySpark send createDataFrame's Arrow batches over
+        # a socket instead of writing them to a plaintext temp file.
+        ("spark.io.encryption.enabled", "true"),
+        # Spark rewrites ${name} in SQL text with configuration values before parsing, even
+        # inside quoted identifiers: a column named ${x} broke CREATE TABLE, and a table named
+        # ${spark.some.setting} would have read a setting into the statement.
+        ("spark.sql.variable.substitute", "false"),
+    ]
+    if settings.executor_memory:
+        conf.append(("spark.executor.memory", settings.executor_memory))
+    if settings.executor_cores is not None:
+        conf.append(("spark.executor.cores", str(settings.executor_cores)))
+    if settings.is_local:
+        # A local driver talks only to itself; binding to loopback avoids hostname lookups
+        # (slow or failing in containers) and exposes no port to the network.
+        conf += [("spark.driver.bindAddress", "127.0.0.1"), ("spark.driver.host", "127.0.0.1")]
+        scratch_dir = ram_scratch_dir()
+        if scratch_dir is not None:
+            # Shuffle and spill files of a MERGE hold decrypted rows: keep them in RAM-backed
+            # tmpfs where it is roomy (an operator's spark.local.dir still wins below). A small
+            # one (Docker's 64 MB /dev/shm) would fail large MERGEs with "no space left";
+            # there Spark's default folder is used, and I/O encryption protects the files.
+            conf.append(("spark.local.dir", scratch_dir))
+    java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
+    conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
+    # An operator's own options come after ours, so their -D settings win.
+    conf.append((DRIVER_JAVA_OPTIONS, f"{log4j_option()} {java_options}".strip()))
+    return tuple(conf)
+
+
+DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+
+
+def log4j_option() -> str:
+    """The JVM option that writes Spark's log lines as Fivetran JSON lines (log4j2.properties)."""
+    config = Path(__file__).with_name("log4j2.properties")
+    # A URI: spark-submit splits extraJavaOptions on spaces, and a URI has none.
+    return f"-Dlog4j2.configurationFile={config.resolve().as_uri()}"
+
+
+# Below this much free room /dev/shm is not used for Spark's scratch files.
+MIN_RAM_SCRATCH_BYTES: Final = 2 << 30
+
+
+def ram_scratch_dir() -> str | None:
+    """This process's folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none
+    or it is too small for a MERGE's shuffle files.
+
+    Per process (see ``runtime.scratch``), so a server killed mid-request leaves a folder the
+    next server start removes, without touching the live folders of other processes.
+    """
+    shm = scratch.SHM
+    if shm.is_dir() and shutil.disk_usage(shm).free < MIN_RAM_SCRATCH_BYTES:
+        return None
+    folder = scratch.process_dir()
+    return None if folder is None else str(folder)
+
+
+# --- Session lifecycle ---------------------------------------------------------------------
+
+
+def _ensure_python_worker_env() -> None:
+    """Make Python workers run this interpreter, not whatever ``python3`` is on ``PATH``.
+
+    PySpark starts Python workers (UDFs, RDD functions) with ``$PYSPARK_PYTHON``, else
+    ``python3`` from ``PATH``: with a venv that is not activated that is another Python
+    without pyspark, and on a bare machine there is none ("Cannot run program "python3"",
+    seen with ``env -i``). A value the operator set is kept.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """Start the JVM and return the process's only SparkSession."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    # getOrCreate would hand back a running session and silently ignore every start-up
+    # setting that differs; refuse instead, so the caller reuses its session explicitly.
+    if SparkContext._active_spark_context is not None:
+        raise ConfigurationError(
+            "a Spark session is already running in this process; reuse it (see "
+            "check_compatible) instead of building a second one"
+        )
+    ensure_java_env()
+    _ensure_python_worker_env()
+    builder = SparkSession.builder
+    for key, value in session_conf(settings):
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    _silence_task_failure_logs(session)
+    return session
+
+
+# Spark logs a failed task with its exception's message, and a cast error's message quotes the
+# value ("The value '…' of the type STRING cannot be cast…"): a row value in the server's
+# stderr. The request's own failure is logged by the server (without values), so these loggers
+# are switched off in the driver (local executors included; a cluster's executors log on their
+# workers, outside this process).
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
+
+
+def _silence_task_failure_logs(session: SparkSession) -> None:
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    log4j = jvm.org.apache.logging.log4j
+    for name in TASK_FAILURE_LOGGERS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+
+
+def register_catalog(
+    session: SparkSession, catalog: CatalogSpec | str, warehouse: str = ""
+) -> None:
+    """Attach another Iceberg catalog to the live session (a name and warehouse: Hadoop).
+
+    Idempotent for the same settings. A name already bound to something else is refused:
+    Spark loads a catalog once per name and caches it, so changing its settings later would
+    be ignored and writes would go to the old catalog.
+    """
+    spec = catalog if isinstance(catalog, CatalogSpec) else CatalogSpec(
+        name=catalog, warehouse=warehouse
+    )
+    entries = spec.conf()
+    class_key = spec.prefix
+    current_class = session.conf.get(class_key, None)
+    if current_class is not None:
+        current = {key: session.conf.get(key, None) for key, _ in entries}
+        if current == dict(entries):
+            return
+        where = current.get(f"{class_key}.uri") or current.get(f"{class_key}.warehouse")
+        raise ConfigurationError(
+            f"catalog {spec.name!r} is already bound to {where or current_class} in the "
+            f"running Spark session; it cannot be re-pointed at {spec.describe()}, use another "
+            f"name"
+        )
+    for key, value in entries:
+        session.conf.set(key, value)
+
+
+def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
+    """Set the request's ``spark_conf`` entries that a live session can take on its own session.
+
+    Runtime SQL settings (``spark.sql.redaction.options.regex``, shuffle partitions, …) apply to
+    this request's child session only; the others were fixed at start-up and are compared by
+    ``check_compatible``, so a request never runs with settings it did not get.
+    """
+    for key, value in settings.extra_conf:
+        if session.conf.isModifiable(key):
+            session.conf.set(key, value)
+
+
+def _live_jar_source(conf: SparkConf) -> str:
+    for coordinate in (conf.get("spark.jars.packages") or "").split(","):
+        if coordinate.strip().startswith(ICEBERG_MAVEN_ARTIFACT + ":"):
+            return f"{JarSource.MAVEN.value} ({coordinate.strip()})"
+    for jar in (conf.get("spark.jars") or "").split(","):
+        if jar.strip() and Path(jar.strip()).match(ICEBERG_RUNTIME_GLOB):
+            return JarSource.BUNDLED.value
+    return "none"
+
+
+def _requested_jar_source(settings: SparkSettings) -> str:
+    if settings.jars_mode is JarSource.MAVEN:
+        return f"{JarSource.MAVEN.value} ({maven_coordinate(settings.iceberg_version)})"
+    return JarSource.BUNDLED.value
+
+
+def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
+    """Raise ``ConfigurationError`` if ``settings`` need a JVM other than the running one.
+
+    Master, driver memory and the jar source are fixed when the JVM starts. The default
+    catalog's warehouse is fixed once the catalog is first used. Runtime settings (shuffle
+    partitions, extra SQL settings) are not compared: they can be set on the live session.
+    """
+    conf = session.sparkContext.getConf()
+    problems: list[str] = []
+    live_master = session.sparkContext.master or ""
+    if live_master.strip() != settings.master.strip():
+        problems.append(f"master is {live_master!r}, requested {settings.master!r}")
+    live_memory = conf.get("spark.driver.memory") or "1g"  # Spark's default
+    if memory_bytes(live_memory) != memory_bytes(settings.driver_memory):
+        problems.append(f"driver memory is {live_memory!r}, requested {settings.driver_memory!r}")
+    live_jars, wanted_jars = _live_jar_source(conf), _requested_jar_source(settings)
+    if live_jars != wanted_jars:
+        problems.append(f"Iceberg jars are {live_jars}, requested {wanted_jars}")
+    spec = settings.catalog_spec
+    if session.conf.get(spec.prefix, None) is not None:
+        for key, wanted in spec.conf():
+            live = session.conf.get(key, None)
+            if live != wanted:
+                shown = "…" if key.endswith(".credential") else f"{live}, requested {wanted}"
+                problems.append(
+                    f"catalog {settings.catalog!r} has {key.rsplit('.', 1)[-1]} {shown} "
+                    f"(register it under another catalog name instead)"
+                )
+    for key, value in settings.extra_conf:
+        # Values are not quoted: spark_conf may carry credentials (object-store keys).
+        if not session.conf.isModifiable(key) and conf.get(key) != value:
+            problems.append(f"spark_conf setting {key!r} differs from the running session's")
+    if problems:
+        raise ConfigurationError(
+            "the running Spark session cannot take the requested settings; they need a new "
+            "JVM (restart the destination): " + "; ".join(problems)
+        )

@@ -1,0 +1,351 @@
+"""The destination's behaviour, independent of gRPC: plan -> render -> execute per request.
+
+``Engine`` is what the server calls (and what tests and the demo call directly). It holds one
+long-lived SparkSession (a process can have only one SparkContext) and gives each request its own
+child session, so temp views of concurrent requests never collide. Requests on the same table
+are serialised; different tables proceed in parallel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from spark_destination.core.config import DestinationConfig, check_warehouse_allowed, parse_config
+from spark_destination.core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+)
+from spark_destination.core.model import Table
+from spark_destination.core.requests import (
+    AlterTableRequest,
+    CreateTableRequest,
+    DescribeTableRequest,
+    MigrateRequest,
+    TruncateRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
+from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.registry import DEFAULT
+from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.planner.history import plan_write_history_batch
+from spark_destination.planner.ir import (
+    ListNamespacesOp,
+    Plan,
+    TableHealthOp,
+    TableRef,
+)
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.migrate import migrate_tables, plan_migrate
+from spark_destination.planner.schema import plan_alter_table, plan_create_table
+from spark_destination.planner.tables import table_ref
+from spark_destination.planner.truncate import plan_truncate
+from spark_destination.planner.write import plan_write_batch
+from spark_destination.runtime.batch.parquet_files import BatchFileFormat
+from spark_destination.runtime.batch.staging import Transport
+from spark_destination.runtime.execute import warehouse_lock
+from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
+from spark_destination.runtime.execute.maintenance import (
+    MaintenanceReport,
+    run_maintenance,
+    table_health,
+)
+from spark_destination.runtime.execute.restore import restored_on_failure
+from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
+from spark_destination.runtime.spark.provider import SessionProvider, settings_for
+from spark_destination.service.auto_maintenance import MaintenanceScheduler
+
+if TYPE_CHECKING:
+
+    pass
+
+__all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_POOL = "spark.scheduler.pool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """What a request did, for logs and for the response (never row values)."""
+
+    summary: str
+    outcome: Outcome | None = None
+
+
+class Engine:
+    """Plans, renders and executes requests.
+
+    ``defaults`` fill configuration keys a request leaves empty (the ``serve`` command's flags).
+    ``allowed_warehouses`` (the operator's, never a request's) limits the warehouses a request
+    may name: each is a root path or URI; empty allows any.
+    Every plan is rendered here, once, for ``dialect``; the runtime runs what was rendered.
+    """
+
+    def __init__(
+        self,
+        sessions: SessionProvider,
+        *,
+        defaults: Mapping[str, str] | None = None,
+        transport: Transport | None = None,
+        dialect: Dialect = DEFAULT,
+        allowed_warehouses: tuple[str, ...] = (),
+    ) -> None:
+        if not dialect.executable:
+            raise ConfigurationError(
+                f"dialect {dialect.name!r} cannot be executed by this server: {dialect.missing}"
+            )
+        self._dialect = dialect
+        self._sessions = sessions
+        self._defaults = dict(defaults or {})
+        self._transport = transport
+        self._allowed_warehouses = allowed_warehouses
+        self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self._maintenance = MaintenanceScheduler(self._auto_maintain)
+
+    @property
+    def sessions(self) -> SessionProvider:
+        return self._sessions
+
+    def config(self, configuration: Mapping[str, str]) -> DestinationConfig:
+        given = {k: v for k, v in configuration.items() if v.strip()}
+        config = parse_config({**self._defaults, **given})
+        check_warehouse_allowed(config.warehouse, self._allowed_warehouses)
+        return config
+
+    def _key(self, config: DestinationConfig, ref: TableRef) -> tuple[str, ...]:
+        return (settings_for(config).catalog_spec.warehouse, ref.catalog, ref.schema, ref.name)
+
+    def _lock(self, config: DestinationConfig, ref: TableRef) -> threading.Lock:
+        key = self._key(config, ref)
+        with self._locks_guard:
+            return self._table_locks.setdefault(key, threading.Lock())
+
+    def explain_failure(self, exc: Exception) -> Exception:
+        """A request's failure as the user should see it (a dead JVM is said so)."""
+        return self._sessions.explain(exc)
+
+    def claim_warehouse(self, configuration: Mapping[str, str]) -> None:
+        """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
+        _claim_warehouse(self.config(configuration))
+
+    def _executor(self, config: DestinationConfig) -> Executor:
+        _claim_warehouse(config)  # one server process per warehouse
+        session = self._sessions.for_request(config)
+        # Jobs of concurrent requests share the cluster fairly: each request thread submits to
+        # its own FAIR scheduler pool (pools are created on first use; the thread names of
+        # the server's bounded worker pool keep their number bounded).
+        session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
+        return Executor(session, transport=self._transport)
+
+    def check_warehouse(self, configuration: Mapping[str, str]) -> None:
+        """Start Spark with the configuration and check the warehouse can be used."""
+        config = self.config(configuration)
+        spec = settings_for(config).catalog_spec
+        location = spec.local_warehouse
+        if location is not None:
+            try:
+                os.makedirs(location, exist_ok=True)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot create warehouse {location}: {exc}") from None
+            if not os.access(location, os.W_OK):
+                raise ConfigurationError(f"warehouse {location} is not writable")
+        executor = self._executor(config)
+        # Loading the catalog validates its settings and reads the warehouse; a one-row job
+        # proves executors run. (The catalog API's setCurrentCatalog is not used: called from
+        # a gRPC worker thread it resolves catalogs against another session's settings.)
+        executor.run(self._render(Plan(ops=(ListNamespacesOp(catalog=config.catalog),))))
+        executor.session.range(1).count()
+        from spark_destination.runtime.spark.hosts import executor_hosts, local_hosts
+
+        problem = unshared_warehouse_problem(
+            spec,
+            master=config.spark_master,
+            executor_hosts=executor_hosts(executor.session),
+            local_hosts=local_hosts(),
+        )
+        if problem is not None:
+            raise ConfigurationError(problem)
+
+    def describe_table(
+        self, configuration: Mapping[str, str], request: DescribeTableRequest
+    ) -> Table | None:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        return self._executor(config).describe(ref)
+
+    def create_table(self, configuration: Mapping[str, str], request: CreateTableRequest) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        return self._apply(
+            config, ref, lambda current: plan_create_table(request, current, catalog=config.catalog)
+        )
+
+    def alter_table(self, configuration: Mapping[str, str], request: AlterTableRequest) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        return self._apply(
+            config,
+            ref,
+            lambda current: plan_alter_table(
+                request, current, catalog=config.catalog, target=self._dialect
+            ),
+        )
+
+    def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        return self._apply(
+            config, ref, lambda current: plan_truncate(request, current, catalog=config.catalog)
+        )
+
+    def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
+        return self._apply(
+            config,
+            ref,
+            lambda current: plan_write_batch(request, current, catalog=config.catalog),
+            batch,
+        )
+
+    def write_history_batch(
+        self, configuration: Mapping[str, str], request: WriteHistoryBatchRequest
+    ) -> Result:
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, request.schema, request.table.name)
+        batch = Batch(
+            keys=request.keys,
+            params=request.file_params,
+            file_format=BatchFileFormat(config.batch_file_format),
+        )
+        return self._apply(
+            config,
+            ref,
+            lambda current: plan_write_history_batch(request, current, catalog=config.catalog),
+            batch,
+        )
+
+    def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
+        """Lock every table the operation names (in a fixed order), describe them, plan, run."""
+        config = self.config(configuration)
+        refs = [table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)]
+        locks = sorted(
+            (((r.schema, r.name), self._lock(config, r)) for r in refs), key=lambda item: item[0]
+        )
+        with contextlib.ExitStack() as stack:
+            for _, lock in locks:
+                stack.enter_context(lock)
+            executor = self._executor(config)
+            tables = {r.name: executor.describe(r) for r in refs}
+            plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
+            if plan.noop_reason is not None:
+                return Result(summary=f"nothing to do: {plan.noop_reason}")
+            with restored_on_failure(executor.session, refs):
+                outcome = executor.run(self._render(plan))
+            return _report(f"Migrate {request.schema}.{request.table}", outcome)
+
+    def _apply(
+        self,
+        config: DestinationConfig,
+        ref: TableRef,
+        plan_for: Callable[[Table | None], Plan],
+        batch: Batch | None = None,
+    ) -> Result:
+        with self._lock(config, ref):
+            executor = self._executor(config)
+            plan = plan_for(executor.describe(ref))
+            if plan.noop_reason is not None:
+                return Result(summary=f"nothing to do: {plan.noop_reason}")
+            with restored_on_failure(executor.session, (ref,)):
+                outcome = executor.run(self._render(plan), batch)
+            result = _report(f"{ref.schema}.{ref.name}", outcome)
+        self._maintenance.committed(config, ref, self._key(config, ref))
+        return result
+
+    # --- Table maintenance ------------------------------------------------------------------
+
+    def maintain(
+        self,
+        configuration: Mapping[str, str],
+        schema: str,
+        table: str,
+        *,
+        policy: MaintenancePolicy | None = None,
+        now: datetime | None = None,
+    ) -> MaintenanceReport:
+        """Compact, expire and clean one table, holding its lock (no request runs meanwhile)."""
+        config = self.config(configuration)
+        ref = table_ref(config.catalog, schema, table)
+        with self._lock(config, ref):
+            return self._maintain(config, ref, policy or policy_for(config), now)
+
+    def _maintain(
+        self,
+        config: DestinationConfig,
+        ref: TableRef,
+        policy: MaintenancePolicy,
+        now: datetime | None,
+    ) -> MaintenanceReport:
+        executor = self._executor(config)
+        if executor.describe(ref) is None:
+            raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
+        plan = plan_maintenance(ref, policy, now=now or datetime.now(UTC))
+        report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
+        self._maintenance.reset(self._key(config, ref))
+        return report
+
+    def _auto_maintain(self, config: DestinationConfig, ref: TableRef, due: bool) -> None:
+        """The scheduler's job: between requests, under the table's lock."""
+        with self._lock(config, ref):
+            if not due:
+                health = table_health(self._executor(config), self._health(ref))
+                if health.delete_files < config.maintenance_delete_files:
+                    return
+            self._maintain(config, ref, policy_for(config), None)
+
+    def wait_for_maintenance(self, timeout: float | None = None) -> None:
+        self._maintenance.wait_idle(timeout)
+
+    def _render(self, plan: Plan) -> RenderedPlan:
+        return render_plan(plan, self._dialect)
+
+    def _health(self, ref: TableRef) -> Statement:
+        (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)))
+        return statement
+
+
+def policy_for(config: DestinationConfig) -> MaintenancePolicy:
+    return MaintenancePolicy(retention=timedelta(hours=config.snapshot_retention_hours))
+
+
+def _report(what: str, outcome: Outcome) -> Result:
+    """Log each step's timing (names and counts only) and summarise the request."""
+    steps = "; ".join(f"{step}: {seconds:.2f} s" for step, seconds in outcome.statements)
+    log.info("%s: %d row(s) staged; %s", what, outcome.staged_rows, steps)
+    return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+
+
+def _claim_warehouse(config: DestinationConfig) -> None:
+    """Lock a Hadoop catalog's warehouse folder: only its commits are unsafe across processes
+    (a REST or Hive catalog arbitrates commits itself)."""
+    from spark_destination.runtime.spark.catalogs import CatalogType
+
+    spec = settings_for(config).catalog_spec
+    if spec.type is CatalogType.HADOOP:
+        warehouse_lock.claim(spec.warehouse)

@@ -1,1 +1,0 @@
-"""Fivetran-compatible test client: batch-file writer and protocol driver."""
