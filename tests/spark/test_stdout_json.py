@@ -27,7 +27,7 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
         [
             sys.executable,
             "-m",
-            "spark_destination.cli.main",
+            "spark_destination.cli",
             "replay",
             str(SAMPLES / "01_basic.json"),
             "--warehouse",

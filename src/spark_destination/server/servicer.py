@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import grpc
 
+from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import DestinationError, UnsupportedOperationError
 from spark_destination.server import form, mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -72,7 +73,7 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         self, request: pb.CapabilitiesRequest, context: grpc.ServicerContext
     ) -> pb.CapabilitiesResponse:
         # The request carries no configuration: the server's defaults (``serve`` flags) decide.
-        parquet = self._engine.config({}).batch_file_format == "parquet"
+        parquet = self._engine.config({}).batch_file_format is BatchFileFormat.PARQUET
         return pb.CapabilitiesResponse(batch_file_format=pb.PARQUET if parquet else pb.CSV)
 
     def Test(  # noqa: N802

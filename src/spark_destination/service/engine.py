@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from spark_destination.core.config import DestinationConfig, check_warehouse_allowed, parse_config
+from spark_destination.core.config import (
+    CatalogType,
+    DestinationConfig,
+    check_warehouse_allowed,
+    parse_config,
+)
 from spark_destination.core.errors import (
     ConfigurationError,
     InvalidRequestError,
@@ -49,7 +54,6 @@ from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.truncate import plan_truncate
 from spark_destination.planner.write import plan_write_batch
-from spark_destination.runtime.batch.parquet_files import BatchFileFormat
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.execute import warehouse_lock
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
@@ -215,7 +219,7 @@ class Engine:
         batch = Batch(
             keys=request.keys,
             params=request.file_params,
-            file_format=BatchFileFormat(config.batch_file_format),
+            file_format=config.batch_file_format,
         )
         return self._apply(
             config,
@@ -232,7 +236,7 @@ class Engine:
         batch = Batch(
             keys=request.keys,
             params=request.file_params,
-            file_format=BatchFileFormat(config.batch_file_format),
+            file_format=config.batch_file_format,
         )
         return self._apply(
             config,
@@ -344,8 +348,6 @@ def _report(what: str, outcome: Outcome) -> Result:
 def _claim_warehouse(config: DestinationConfig) -> None:
     """Lock a Hadoop catalog's warehouse folder: only its commits are unsafe across processes
     (a REST or Hive catalog arbitrates commits itself)."""
-    from spark_destination.runtime.spark.catalogs import CatalogType
-
     spec = settings_for(config).catalog_spec
     if spec.type is CatalogType.HADOOP:
         warehouse_lock.claim(spec.warehouse)

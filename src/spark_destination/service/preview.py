@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from spark_destination.core.config import parse_config
 from spark_destination.core.requests import (
     AlterTableRequest,
     CreateTableRequest,
@@ -28,7 +27,7 @@ from spark_destination.service.request_json import PreviewInput
 
 
 def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
-    catalog = parse_config(preview.configuration).catalog
+    catalog = preview.config.catalog
     request = preview.request
     match request:
         case CreateTableRequest():

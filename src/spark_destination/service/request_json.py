@@ -4,7 +4,7 @@
 {
   "request": "write_batch",              // create_table | alter_table | describe_table |
                                          // truncate | write_batch | write_history_batch
-  "configuration": {"catalog": "lake"},  // optional
+  "configuration": {"catalog": "lake"},  // optional; keys of core.config.DestinationConfig
   "schema": "sales",
   "table": {"name": "orders",
             "columns": [{"name": "id", "type": "INT", "primary_key": true},
@@ -51,6 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_destination.core.config import DestinationConfig, check_known_keys, parse_config
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import (
     Column,
@@ -92,7 +93,7 @@ from spark_destination.core.requests import (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreviewInput:
     request: Request
-    configuration: Mapping[str, str]
+    config: DestinationConfig
     existing: Table | None
     # Migrate only: the state of the other tables the operation names (None = missing).
     existing_tables: Mapping[str, Table | None] = field(default_factory=dict)
@@ -143,6 +144,8 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
     kind = str(data.get("request", ""))
     schema = str(data.get("schema", ""))
     configuration = {str(k): str(v) for k, v in data.get("configuration", {}).items()}
+    check_known_keys(configuration)
+    config = parse_config(configuration)
     table = parse_table(data["table"]) if "table" in data else None
     existing = parse_table(data["existing_table"]) if "existing_table" in data else table
     table_name = table.name if table else str(data.get("table_name", ""))
@@ -206,17 +209,14 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                 for n, spec in data.get("existing_tables", {}).items()
             }
             return PreviewInput(
-                request=request,
-                configuration=configuration,
-                existing=existing,
-                existing_tables=others,
+                request=request, config=config, existing=existing, existing_tables=others
             )
         case _:
             raise InvalidRequestError(
                 f"unknown request {kind!r}; expected create_table, alter_table, describe_table, "
                 "truncate, write_batch, write_history_batch or migrate"
             )
-    return PreviewInput(request=request, configuration=configuration, existing=existing)
+    return PreviewInput(request=request, config=config, existing=existing)
 
 
 def parse_migration(data: Any) -> MigrationOperation:
