@@ -22,7 +22,6 @@ from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.tester.cluster import LOOPBACK, Cluster, alive_workers, standalone_cluster
 from spark_destination.tester.server_process import server_process
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
 from tests.spark.test_history_grpc import (
     ACTIVE,
     END,
@@ -34,6 +33,7 @@ from tests.spark.test_history_grpc import (
     write_history,
 )
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

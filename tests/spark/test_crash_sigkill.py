@@ -23,7 +23,7 @@ from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.tester.server_process import ServerProcess, start_server
-from tests.spark.conftest import Destination, column
+from tests.support.destination import Destination, column
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -26,9 +26,9 @@ from spark_destination.planner.tables import table_ref
 from spark_destination.service.preview import format_statements
 
 
-def _policy(configuration: Mapping[str, str], retention_hours: float | None, orphans: bool) -> (
-    MaintenancePolicy
-):
+def _policy(
+    configuration: Mapping[str, str], retention_hours: float | None, orphans: bool
+) -> MaintenancePolicy:
     hours = (
         parse_config(configuration).snapshot_retention_hours
         if retention_hours is None

@@ -67,6 +67,7 @@ from spark_destination.core.requests import (
     AddColumnInHistoryMode,
     AddColumnWithDefaultValue,
     AlterTableRequest,
+    BatchFiles,
     CopyColumn,
     CopyTable,
     CopyTableToHistoryMode,
@@ -140,6 +141,18 @@ def _file_params(data: Mapping[str, Any]) -> FileParams:
     )
 
 
+def _batch_files(data: Mapping[str, Any], *more_kinds: str) -> BatchFiles:
+    kinds = ("replace_files", "update_files", "delete_files", *more_kinds)
+    return BatchFiles(
+        replace=tuple(data.get("replace_files", ())),
+        update=tuple(data.get("update_files", ())),
+        delete=tuple(data.get("delete_files", ())),
+        params=_file_params(data.get("file_params", {})),
+        # Preview never opens files: any key will do, so none is needed.
+        keys={path: b"" for kind in kinds for path in data.get(kind, ())},
+    )
+
+
 def parse_request(data: Mapping[str, Any]) -> PreviewInput:
     kind = str(data.get("request", ""))
     schema = str(data.get("schema", ""))
@@ -172,32 +185,14 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
             )
         case "write_batch":
             assert table is not None
-            request = WriteBatchRequest(
-                schema=schema,
-                table=table,
-                replace_files=tuple(data.get("replace_files", ())),
-                update_files=tuple(data.get("update_files", ())),
-                delete_files=tuple(data.get("delete_files", ())),
-                file_params=_file_params(data.get("file_params", {})),
-                # Preview never opens files: any key will do, so none is needed.
-                keys={
-                    p: b""
-                    for k in ("replace_files", "update_files", "delete_files")
-                    for p in data.get(k, ())
-                },
-            )
+            request = WriteBatchRequest(schema=schema, table=table, files=_batch_files(data))
         case "write_history_batch":
             assert table is not None
-            kinds = ("earliest_start_files", "replace_files", "update_files", "delete_files")
             request = WriteHistoryBatchRequest(
                 schema=schema,
                 table=table,
+                files=_batch_files(data, "earliest_start_files"),
                 earliest_start_files=tuple(data.get("earliest_start_files", ())),
-                replace_files=tuple(data.get("replace_files", ())),
-                update_files=tuple(data.get("update_files", ())),
-                delete_files=tuple(data.get("delete_files", ())),
-                file_params=_file_params(data.get("file_params", {})),
-                keys={p: b"" for k in kinds for p in data.get(k, ())},
             )
         case "migrate":
             name = str(data.get("table_name", table.name if table else ""))
