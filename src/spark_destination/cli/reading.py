@@ -80,7 +80,7 @@ def reading_hints(config: DestinationConfig, schema: str, tables: Sequence[str])
     scan = exp.Anonymous(this="iceberg_scan", expressions=[exp.Literal.string(folder)])
     return "\n".join(
         [
-            f"Warehouse: {spec.warehouse} (Iceberg format 2, Hadoop catalog named "
+            f"Warehouse: {spec.warehouse} (Iceberg tables, Hadoop catalog named "
             f"{config.catalog}). Read {schema}.{table} from elsewhere:",
             f"  Spark SQL: {shlex.join(spark_sql)}",
             "  pyiceberg: from pyiceberg.table import StaticTable; "
