@@ -144,7 +144,7 @@ REQUEST_CASES: dict[str, tuple[Request, tuple[str, ...]]] = {
     ),
     "bad driver_memory": (
         lambda d: send(with_config(d, driver_memory="lots"), "t", table(), good_files(d, 5)),
-        ("driver memory",),
+        ("driver_memory",),
     ),
     "AlterTable UTC_DATETIME to INT": (
         lambda d: d.alter("t", with_type(table(), "at", "INT")),
