@@ -60,7 +60,7 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
     assert "absl" not in human and "fork_posix" not in human and "gRPC" not in human
     warehouse = tmp_path / "warehouse"
     table = warehouse / "tester" / "all_types"
-    last = human.rstrip("\n").splitlines()[-8:]
+    last = human.rstrip("\n").splitlines()[-7:]
     assert last[0].startswith(f"Warehouse: {warehouse} ")
     assert f"spark.sql.catalog.lake.warehouse={warehouse}" in last[1]
     metadata = re.search(r"from_metadata\('([^']+)'\)", last[2])
