@@ -44,6 +44,7 @@ from spark_destination.core.model import (
     Table,
 )
 from spark_destination.core.requests import (
+    BatchFiles,
     CreateTableRequest,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
@@ -230,7 +231,7 @@ class Bench:
 
     def table(self, name: str, columns: Sequence[Column] = COLUMNS) -> Table:
         table = Table(name=name, columns=tuple(columns))
-        self.csv.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+        self.csv.apply({}, CreateTableRequest(schema=SCHEMA, table=table))
         return table
 
     def snapshot(self, table: Table) -> int:
@@ -247,17 +248,16 @@ class Bench:
         (session or self.session).sql(f"CALL {procedure}({ident}, {snapshot})").collect()  # noqa: S608
 
     def request(self, table: Table, **files: Sequence[str]) -> WriteBatchRequest:
-        return WriteBatchRequest(
-            schema=SCHEMA,
-            table=table,
-            file_params=PARAMS,
+        batch = BatchFiles(
+            params=PARAMS,
             keys=self.files.keys,
-            **{f"{k}_files": tuple(v) for k, v in files.items()},  # type: ignore[arg-type]
+            **{k: tuple(v) for k, v in files.items()},  # type: ignore[arg-type]
         )
+        return WriteBatchRequest(schema=SCHEMA, table=table, files=batch)
 
     def timed_write(self, engine: Engine, request: WriteBatchRequest) -> float:
         started = time.perf_counter()
-        engine.write_batch({}, request)
+        engine.apply({}, request)
         return time.perf_counter() - started
 
     def compare(
@@ -362,7 +362,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
 
         # Warm-up: the first MERGE and file read of a JVM pay JIT start-up.
         warm = bench.table("warm")
-        bench.csv.write_batch(
+        bench.csv.apply(
             {}, bench.request(warm, replace=[files.write([row(i, rng) for i in range(2000)])])
         )
 
@@ -400,14 +400,14 @@ def main() -> None:  # noqa: PLR0915 - one linear script
 
         # 1. Upsert N rows (half new) into an N-row table; connector vs floor.
         target = bench.table("upsert")
-        bench.csv.write_batch(
+        bench.csv.apply(
             {}, bench.request(target, replace=[files.write([row(i, rng) for i in range(n)])])
         )
         base = bench.snapshot(target)
         request = bench.request(target, replace=[upsert_csv])
         plan = plan_write_batch(request, target, catalog=bench.config.catalog)
         upsert = bench.compare(
-            lambda: bench.csv.write_batch({}, request), plan, args.runs, target, base
+            lambda: bench.csv.apply({}, request), plan, args.runs, target, base
         )
         figures.append(
             (
@@ -461,7 +461,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         )
         plan = plan_write_batch(mixed, target, catalog=bench.config.catalog)
         both = bench.compare(
-            lambda: bench.csv.write_batch({}, mixed), plan, args.runs, target, base
+            lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base
         )
         figures.append(
             (f"{n:,} mixed WriteBatch ÷ floor", median(both.connector), median(both.floor))
@@ -480,26 +480,28 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             earliest_start_files=(
                 files.write([[str(i), start1] for i in range(n)], ["id", "_fivetran_start"]),
             ),
-            replace_files=(files.write(load, hist_header),),
-            file_params=PARAMS,
-            keys=files.keys,
+            files=BatchFiles(
+                replace=(files.write(load, hist_header),), params=PARAMS, keys=files.keys
+            ),
         )
-        bench.csv.write_history_batch({}, history_request)
+        bench.csv.apply({}, history_request)
         base_history = bench.snapshot(history)
         earliest = files.write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"])
         complete = [[*row(i, rng, SYNCED2)[:-1], start2, TMAX, "true"] for i in range(n)]
         partial = [[*update_row(i, rng)[:-1], start2, TMAX, "true"] for i in range(n)]
         for label, form, kind, rows in (
-            ("complete", Form.FULL_VERSIONS, "replace_files", complete),
-            ("half unmodified", Form.FILLED_VERSIONS, "update_files", partial),
+            ("complete", Form.FULL_VERSIONS, "replace", complete),
+            ("half unmodified", Form.FILLED_VERSIONS, "update", partial),
         ):
             history_request = WriteHistoryBatchRequest(
                 schema=SCHEMA,
                 table=history,
                 earliest_start_files=(earliest,),
-                file_params=PARAMS,
-                keys=files.keys,
-                **{kind: (files.write(rows, hist_header),)},  # type: ignore[arg-type]
+                files=BatchFiles(
+                    params=PARAMS,
+                    keys=files.keys,
+                    **{kind: (files.write(rows, hist_header),)},  # type: ignore[arg-type]
+                ),
             )
             hist_plan = plan_write_history_batch(
                 history_request, history, catalog=bench.config.catalog
@@ -533,7 +535,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         small_floor: dict[tuple[str, int], float] = {}
         for size in (big_table // 10, big_table):
             table = bench.table(f"small_{size}")
-            bench.csv.write_batch(
+            bench.csv.apply(
                 {}, bench.request(table, replace=[files.write([row(i, rng) for i in range(size)])])
             )
             start = bench.snapshot(table)

@@ -18,37 +18,18 @@ Usage: .venv/bin/python benchmarks/cluster.py [--rows 1000000] [--small-runs 5] 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 from write_batch import create, request, rows, write_file
 
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester.cluster import LOOPBACK, free_port, standalone_cluster
-
-
-def _serve(master: str, warehouse: Path, log: Path) -> tuple[
-    subprocess.Popen[bytes], pb_grpc.DestinationConnectorStub, grpc.Channel
-]:
-    port = free_port()
-    command = [
-        sys.executable, "-m", "spark_destination.cli.main", "serve", "--port", str(port),
-        "--master", master, "--warehouse", str(warehouse), "--prewarm",
-    ]  # fmt: skip
-    env = {**os.environ, "SPARK_LOCAL_IP": LOOPBACK}
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603
-    channel = grpc.insecure_channel(f"{LOOPBACK}:{port}")
-    grpc.channel_ready_future(channel).result(timeout=300)
-    return server, pb_grpc.DestinationConnectorStub(channel), channel
+from spark_destination.tester.cluster import standalone_cluster
+from spark_destination.tester.server_process import LOOPBACK, start_server
 
 
 def _write(stub: pb_grpc.DestinationConnectorStub, table: str, file: tuple[str, bytes]) -> float:
@@ -62,7 +43,14 @@ def measure(name: str, master: str, folder: Path, args: argparse.Namespace) -> d
     rng = random.Random(1)
     warehouse = folder / f"warehouse-{name}"
     started = time.perf_counter()
-    server, stub, channel = _serve(master, warehouse, folder / f"server-{name}.log")
+    # Started (with Spark) when it answers and has logged that Spark is ready.
+    server = start_server(
+        log_file=folder / f"server-{name}.log",
+        flags=["--master", master, "--warehouse", str(warehouse)],
+        env={"SPARK_LOCAL_IP": LOOPBACK},
+        prewarm=True,
+    )
+    stub = server.stub
     figures = {"start": time.perf_counter() - started}
     try:
         create(stub, "bench", "warmup")
@@ -100,9 +88,7 @@ def measure(name: str, master: str, folder: Path, args: argparse.Namespace) -> d
             list(pool.map(lambda item: _write(stub, f"par_{item[0]}", item[1]), enumerate(files)))
         figures["parallel"] = time.perf_counter() - started
     finally:
-        channel.close()
-        server.terminate()
-        server.wait(timeout=60)
+        server.stop()
     return figures
 
 

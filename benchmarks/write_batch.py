@@ -22,7 +22,7 @@ import grpc
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
-from spark_destination.core.requests import WriteBatchRequest
+from spark_destination.core.requests import BatchFiles, WriteBatchRequest
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
@@ -164,9 +164,7 @@ def main() -> None:
             WriteBatchRequest(
                 schema="bench",
                 table=Table(name="bare", columns=TABLE.columns),
-                replace_files=(big[0],),
-                file_params=PARAMS,
-                keys={big[0]: big[1]},
+                files=BatchFiles(replace=(big[0],), params=PARAMS, keys={big[0]: big[1]}),
             ),
             TABLE,
             catalog=config.catalog,

@@ -14,7 +14,7 @@ from spark_destination.dialects.quoting import qualified
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.table_loader import load_table
-from tests.spark.conftest import NULL, Destination, Lake, column
+from tests.support.destination import NULL, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

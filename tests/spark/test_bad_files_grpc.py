@@ -16,7 +16,7 @@ import pytest
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from tests.spark.bad_input import (
+from tests.support.bad_input import (
     CANARY_KEY,
     SECRET,
     Build,
@@ -32,7 +32,7 @@ from tests.spark.bad_input import (
     send,
     state,
 )
-from tests.spark.conftest import UNMOD, Destination, Lake, column
+from tests.support.destination import UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

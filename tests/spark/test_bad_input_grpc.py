@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import NULL, Destination, Lake, column
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome, seed
+from tests.support.destination import NULL, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ import pytest
 
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.spark.bad_input import (
+from tests.support.bad_input import (
     SECRET,
     Files,
     JvmLog,
@@ -23,7 +23,7 @@ from tests.spark.bad_input import (
     send,
     state,
 )
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -144,7 +144,7 @@ REQUEST_CASES: dict[str, tuple[Request, tuple[str, ...]]] = {
     ),
     "bad driver_memory": (
         lambda d: send(with_config(d, driver_memory="lots"), "t", table(), good_files(d, 5)),
-        ("driver memory",),
+        ("driver_memory",),
     ),
     "AlterTable UTC_DATETIME to INT": (
         lambda d: d.alter("t", with_type(table(), "at", "INT")),

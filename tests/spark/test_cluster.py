@@ -9,29 +9,19 @@ cluster's start (~20 s) plus the server's Spark start on it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import grpc
 import pytest
 
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester.cluster import (
-    LOOPBACK,
-    Cluster,
-    alive_workers,
-    free_port,
-    standalone_cluster,
-)
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from spark_destination.tester.cluster import LOOPBACK, Cluster, alive_workers, standalone_cluster
+from spark_destination.tester.server_process import server_process
 from tests.spark.test_history_grpc import (
     ACTIVE,
     END,
@@ -43,6 +33,7 @@ from tests.spark.test_history_grpc import (
     write_history,
 )
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,7 +43,6 @@ pytestmark = pytest.mark.spark
 READER_CATALOG = "cluster_lake"
 # What a request on the cluster carries: small executors (the worker offers 1 core, 1 GiB).
 CLUSTER_CONFIGURATION = {"executor_memory": "512m", "executor_cores": "1", "driver_memory": "1g"}
-SERVER_START_TIMEOUT = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -70,29 +60,12 @@ def cluster_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cluster_stub(
     cluster: Cluster, cluster_warehouse: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[pb_grpc.DestinationConnectorStub]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("cluster-server") / "server.log"
-    env = {**os.environ, "SPARK_LOCAL_IP": LOOPBACK}
-    command = [
-        sys.executable, "-m", "spark_destination.cli.main", "serve", "--port", str(port),
-        "--master", cluster.master_url, "--warehouse", str(cluster_warehouse),
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
-    try:
-        with grpc.insecure_channel(f"{LOOPBACK}:{port}") as channel:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=SERVER_START_TIMEOUT)
-            except grpc.FutureTimeoutError:
-                pytest.fail(f"the cluster server did not start; see {log_path}")
-            yield pb_grpc.DestinationConnectorStub(channel)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with server_process(
+        log_file=tmp_path_factory.mktemp("cluster-server") / "server.log",
+        flags=["--master", cluster.master_url, "--warehouse", str(cluster_warehouse)],
+        env={"SPARK_LOCAL_IP": LOOPBACK},
+    ) as server:
+        yield server.stub
 
 
 _schemas = iter(range(1_000_000))

@@ -22,8 +22,8 @@ import pytest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
-from tests.spark.conftest import Destination, column
-from tests.spark.server_process import ServerProcess, start_server
+from spark_destination.tester.server_process import ServerProcess, start_server
+from tests.support.destination import Destination, column
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -50,6 +50,37 @@ def read(spark: SparkSession, warehouse: Path, schema: str) -> set[tuple[Any, ..
     register_catalog(session, CATALOG, str(warehouse))
     frame = session.table(qualified(CATALOG, schema, "t")).select("id", "v", "n")
     return {tuple(r) for r in frame.collect()}
+
+
+def serve(warehouse: Path, log: Path) -> ServerProcess:
+    flags = ["--warehouse", str(warehouse), "--catalog", CATALOG]
+    return start_server(log_file=log, flags=flags, prewarm=True)
+
+
+def jvm_pid(server: ServerProcess) -> int:
+    """The JVM the server started (its child running java)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if parent == server.pid and name == "java":
+            return int(entry.name)
+    raise AssertionError(f"no JVM child of server {server.pid}")
+
+
+def scratch_dirs(server: ServerProcess) -> list[Path]:
+    root = scratch.shared_root()
+    assert root is not None
+    return sorted(root.glob(f"pid-{server.pid}-*"))
+
+
+def staged_files(server: ServerProcess) -> list[Path]:
+    return [f for d in scratch_dirs(server) for f in d.glob("staged-*/*.parquet")]
 
 
 def ok(response: Any) -> None:
@@ -91,7 +122,7 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
     mine = scratch.process_dir()
     assert mine is not None
 
-    server = start_server(warehouse, tmp_path / "server.log", catalog=CATALOG)
+    server = serve(warehouse, tmp_path / "server.log")
     crashes = 0
     try:
         assert not dead.exists(), "a dead process's folder survived a server start"
@@ -106,9 +137,9 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
         # Kill 2: a while into the MERGE.
         for delay in (0.0, 2.0):
             answer = write_in_background(dest, batch)
-            wait_for(lambda s=server: bool(s.staged_files()), "the staged batch")
+            wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
             time.sleep(delay)
-            left = server.scratch_dirs()
+            left = scratch_dirs(server)
             server.kill()
             crashes += 1
             answer["thread"].join(timeout=60)
@@ -117,7 +148,7 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
             assert "error" in answer or answer["response"].WhichOneof("response") == "success"
             assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
 
-            server = start_server(warehouse, tmp_path / "server.log", catalog=CATALOG)
+            server = serve(warehouse, tmp_path / "server.log")
             dest = replace(dest, stub=server.stub)
             assert not [d for d in left if d.exists()], "the dead server's scratch survived"
             assert mine.exists()
@@ -135,30 +166,30 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
 ) -> None:
     warehouse, workdir = tmp_path / "warehouse", tmp_path / "files"
     workdir.mkdir()
-    server: ServerProcess = start_server(warehouse, tmp_path / "server.log", catalog=CATALOG)
+    server: ServerProcess = serve(warehouse, tmp_path / "server.log")
     try:
         dest = Destination(stub=server.stub, workdir=workdir, configuration={}, schema="jvm")
         ok(dest.create("t", COLUMNS))
 
         # Killed while idle: the next request notices and starts a new JVM.
-        old_jvm = server.jvm_pid()
+        old_jvm = jvm_pid(server)
         os.kill(old_jvm, signal.SIGKILL)
         ok(dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, SEED)]))
-        assert server.jvm_pid() != old_jvm
+        assert jvm_pid(server) != old_jvm
         assert read(spark, warehouse, "jvm") == BEFORE
 
         # Killed under a request: that request gets a clear task, the server keeps serving.
         batch = dest.write_file(HEADER, BATCH)
         answer = write_in_background(dest, batch)
-        wait_for(lambda: bool(server.staged_files()), "the staged batch")
-        os.kill(server.jvm_pid(), signal.SIGKILL)
+        wait_for(lambda: bool(staged_files(server)), "the staged batch")
+        os.kill(jvm_pid(server), signal.SIGKILL)
         answer["thread"].join(timeout=120)
         response = answer["response"]
         assert response.WhichOneof("response") == "task", response
         assert "Spark JVM stopped" in response.task.message
         assert read(spark, warehouse, "jvm") in (BEFORE, AFTER)
         # The in-flight request's staged plaintext is removed although its JVM is gone.
-        assert not server.staged_files()
+        assert not staged_files(server)
         ok(dest.write("t", COLUMNS, replace=[batch]))
         assert read(spark, warehouse, "jvm") == AFTER
         assert server.process.poll() is None

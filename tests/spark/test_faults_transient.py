@@ -13,7 +13,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from spark_destination.runtime.execute import executor, transient
-from tests.spark.conftest import Destination, Lake, column
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

@@ -23,13 +23,14 @@ from pyspark.sql import SparkSession
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, DataType, FileParams, Table
-from spark_destination.core.requests import CreateTableRequest, WriteHistoryBatchRequest
+from spark_destination.core.requests import CreateTableRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.rendered import Statement
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.spark.session import SparkSettings
 from spark_destination.service.engine import Engine, SessionProvider
 from spark_destination.tester.batch_writer import new_key, write_batch_file
+from tests.support.requests import batch_request
 
 pytestmark = pytest.mark.spark
 
@@ -133,12 +134,9 @@ def _write(engine: Engine, folder: Path, table: Table, files: dict[str, list[lis
             params=PARAMS,
             key=keys[str(path)],
         )
-        paths[f"{kind}_files"] = (str(path),)
-    engine.write_history_batch(
-        {},
-        WriteHistoryBatchRequest(  # type: ignore[arg-type]
-            schema=SCHEMA, table=table, file_params=PARAMS, keys=keys, **paths
-        ),
+        paths[kind] = (str(path),)
+    engine.apply(
+        {}, batch_request(SCHEMA, table, paths, params=PARAMS, keys=keys, history=True)
     )
 
 
@@ -182,7 +180,7 @@ def _both_ways(
     chosen = Table(name=f"{name}_chosen", columns=COLUMNS)
     general = Table(name=f"{name}_general", columns=COLUMNS)
     for table in (chosen, general):
-        engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+        engine.apply({}, CreateTableRequest(schema=SCHEMA, table=table))
 
     merges: list[list[str]] = []
     for batch in [*batches, batches[-1]]:  # the last one re-delivered

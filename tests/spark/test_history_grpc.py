@@ -10,7 +10,7 @@ import pytest
 
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

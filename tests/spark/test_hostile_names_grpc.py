@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from spark_destination.core.names import path_problem
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from tests.spark.conftest import Destination, Lake, column
 from tests.sql.test_hostile_identifiers import COLUMN_NAMES, NAME
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

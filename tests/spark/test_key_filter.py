@@ -22,16 +22,13 @@ from pyspark.sql import SparkSession
 from spark_destination.core.config import parse_config
 from spark_destination.core.errors import DestinationError
 from spark_destination.core.model import Column, DataType, FileParams, Table
-from spark_destination.core.requests import (
-    CreateTableRequest,
-    WriteBatchRequest,
-    WriteHistoryBatchRequest,
-)
+from spark_destination.core.requests import CreateTableRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.runtime.spark.session import SparkSettings
 from spark_destination.service.engine import Engine, SessionProvider
 from spark_destination.tester.batch_writer import new_key, write_batch_file
+from tests.support.requests import batch_request
 
 pytestmark = pytest.mark.spark
 
@@ -62,12 +59,11 @@ class _Writer:
             path = self.folder / f"b{self.count}.csv"
             keys[str(path)] = new_key()
             write_batch_file(path, header, rows, params=PARAMS, key=keys[str(path)])
-            paths[f"{kind}_files"] = (str(path),)
-        common = {"schema": SCHEMA, "table": self.table, "file_params": PARAMS, "keys": keys}
-        if self.history:
-            self.engine.write_history_batch({}, WriteHistoryBatchRequest(**common, **paths))  # type: ignore[arg-type]
-        else:
-            self.engine.write_batch({}, WriteBatchRequest(**common, **paths))  # type: ignore[arg-type]
+            paths[kind] = (str(path),)
+        request = batch_request(
+            SCHEMA, self.table, paths, params=PARAMS, keys=keys, history=self.history
+        )
+        self.engine.apply({}, request)
 
 
 def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
@@ -79,7 +75,7 @@ def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
 def _created(spark: SparkSession, settings: SparkSettings, table: Table) -> Engine:
     """An engine on the shared session, with ``table`` created through it."""
     engine = _engine(spark, settings)
-    engine.create_table({}, CreateTableRequest(schema=SCHEMA, table=table))
+    engine.apply({}, CreateTableRequest(schema=SCHEMA, table=table))
     return engine
 
 

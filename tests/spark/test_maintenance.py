@@ -18,8 +18,8 @@ from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import TableHealth, table_health
 from spark_destination.service.engine import Engine
-from tests.spark.conftest import UNMOD, Destination, Lake
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
+from tests.support.destination import UNMOD, Destination, Lake
 
 pytestmark = pytest.mark.spark
 

@@ -19,7 +19,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 a
 from spark_destination.tester.client import DestinationClient, response_outcome
 from spark_destination.tester.input_files import TesterSession as Session
 from spark_destination.tester.replay import run_step
-from tests.spark.conftest import Destination, Lake, column
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

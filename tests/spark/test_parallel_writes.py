@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from spark_destination.runtime.execute import faults
-from tests.spark.conftest import Destination, Lake, column
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

@@ -13,19 +13,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from pyspark.sql import SparkSession
 
 from spark_destination.dialects.quoting import qualified
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+from spark_destination.service import engine as engine_module
 from spark_destination.tester.server_process import server_process
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
 SYNC = "2024-03-01T10:00:00.000Z"
 SENSITIVE = ["url", "image_url", "password", "token", "secret_key", "access_key"]
+OPTIONS_REGEX = "spark.sql.redaction.options.regex"
 # Both of Spark's patterns made as wide as an operator can make them.
 REDACT_EVERYTHING = "spark.redaction.regex=.*\nspark.sql.redaction.options.regex=.*"
 
@@ -116,12 +120,29 @@ def test_sensitive_column_names_with_spark_default_redaction(dest: Destination, 
 
 
 def test_a_runtime_redaction_setting_in_spark_conf_applies_to_the_request(
-    dest: Destination, lake: Lake
+    dest: Destination, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``spark.sql.redaction.options.regex`` can be set on the live session: a request's
-    ``spark_conf`` sets it on that request's own session, and nothing breaks."""
-    dest.configuration = {"spark_conf": "spark.sql.redaction.options.regex=.*"}
+    ``spark_conf`` sets it on that request's own session (where it redacts), not on the shared
+    one, and nothing breaks."""
+    sessions: list[SparkSession] = []
+    executor = engine_module.Executor
+
+    def recording(session: SparkSession, **kwargs: Any) -> Any:
+        sessions.append(session)
+        return executor(session, **kwargs)
+
+    monkeypatch.setattr(engine_module, "Executor", recording)
+    dest.configuration = {"spark_conf": f"{OPTIONS_REGEX}=.*"}
     exercise(dest, lambda table: lake.rows(dest.schema, table))
+    assert sessions and all(s.conf.get(OPTIONS_REGEX) == ".*" for s in sessions)
+    # It takes effect there: even a property naming nothing sensitive is shown redacted.
+    show = f"SHOW TBLPROPERTIES {qualified(lake.catalog, dest.schema, 'pages')}"
+    in_request = dict(sessions[-1].sql(show).collect())
+    elsewhere = dict(lake.session.newSession().sql(show).collect())
+    assert "redacted" in in_request["format-version"]
+    assert elsewhere["format-version"] == "2"
+    assert lake.session.conf.get(OPTIONS_REGEX) != ".*"
 
 
 def test_a_start_up_setting_that_differs_from_the_running_jvm_is_refused(
@@ -138,8 +159,11 @@ def test_a_start_up_setting_that_differs_from_the_running_jvm_is_refused(
 def redacting_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A server process whose JVM starts with both redaction patterns set to ``.*``."""
     workdir = tmp_path_factory.mktemp("redacting")
-    with server_process(warehouse=workdir / "warehouse", log_file=workdir / "server.log") as addr:
-        yield addr, workdir / "warehouse"
+    warehouse = workdir / "warehouse"
+    with server_process(
+        log_file=workdir / "server.log", flags=["--warehouse", str(warehouse)]
+    ) as server:
+        yield server.address, warehouse
 
 
 def test_sensitive_column_names_with_everything_redacted(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spark_destination.runtime.spark.session import SparkSettings
-from tests.spark.conftest import Destination, Lake, column
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
-    JarSource,
     SparkSettings,
     build_session,
     check_compatible,

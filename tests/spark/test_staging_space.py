@@ -21,7 +21,7 @@ import pytest
 
 from spark_destination.runtime.batch import staging, staging_space
 from spark_destination.runtime.batch.staging_space import STAGING_DIR_ENV
-from tests.spark.conftest import Destination, Lake, column
+from tests.support.destination import Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

@@ -1,18 +1,23 @@
 """Both ways of handing a batch to Spark give the same table: Arrow through the driver (what a
-cluster master uses) and Parquet on RAM-backed tmpfs (the local default)."""
+cluster master uses) and Parquet on RAM-backed tmpfs (the local default). Each run checks the
+way it claims was the way taken (tmpfs staging falls back to Arrow when it has no room, which
+would make both runs one way)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
-from spark_destination.core.requests import CreateTableRequest, WriteBatchRequest
+from spark_destination.core.requests import BatchFiles, CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified
+from spark_destination.runtime.batch import staging
 from spark_destination.runtime.batch.staging import Transport
+from spark_destination.runtime.batch.staging_space import staging_dir
 from spark_destination.runtime.spark.session import SparkSettings
 from spark_destination.service.engine import Engine, SessionProvider
 from spark_destination.tester.batch_writer import new_key, write_batch_file
@@ -30,10 +35,39 @@ TABLE = Table(
 )
 
 
-@pytest.mark.parametrize("transport", [Transport.ARROW, Transport.TMPFS_PARQUET])
+def _record_routes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which way each staged batch reached Spark: ``arrow`` or ``tmpfs``."""
+    routes: list[str] = []
+    arrow_frame, on_tmpfs = staging.arrow_frame, staging.Stager._stage_on_tmpfs
+
+    def through_arrow(session: Any, table: Any) -> Any:
+        routes.append("arrow")
+        return arrow_frame(session, table)
+
+    def through_tmpfs(self: staging.Stager, table: Any) -> Any:
+        frame = on_tmpfs(self, table)
+        if frame is not None:
+            routes.append("tmpfs")
+        return frame
+
+    monkeypatch.setattr(staging, "arrow_frame", through_arrow)
+    monkeypatch.setattr(staging.Stager, "_stage_on_tmpfs", through_tmpfs)
+    return routes
+
+
+@pytest.mark.parametrize(
+    ("transport", "route"), [(Transport.ARROW, "arrow"), (Transport.TMPFS_PARQUET, "tmpfs")]
+)
 def test_transports_give_the_same_table(
-    transport: Transport, spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    transport: Transport,
+    route: str,
+    spark: SparkSession,
+    spark_settings: SparkSettings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if transport is Transport.TMPFS_PARQUET and staging_dir() is None:
+        pytest.skip("no RAM-backed staging folder on this machine")
     configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
     engine = Engine(
         SessionProvider.shared(spark, parse_config(configuration)),
@@ -41,7 +75,7 @@ def test_transports_give_the_same_table(
         transport=transport,
     )
     schema = f"transport_{transport.name.lower()}"
-    engine.create_table({}, CreateTableRequest(schema=schema, table=TABLE))
+    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
     replace, update = tmp_path / "r.csv", tmp_path / "u.csv"
     keys = {str(replace): new_key(), str(update): new_key()}
     write_batch_file(
@@ -58,17 +92,10 @@ def test_transports_give_the_same_table(
         params=PARAMS,
         key=keys[str(update)],
     )
-    result = engine.write_batch(
-        {},
-        WriteBatchRequest(
-            schema=schema,
-            table=TABLE,
-            replace_files=(str(replace),),
-            update_files=(str(update),),
-            file_params=PARAMS,
-            keys=keys,
-        ),
-    )
+    routes = _record_routes(monkeypatch)
+    files = BatchFiles(replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys)
+    result = engine.apply({}, WriteBatchRequest(schema=schema, table=TABLE, files=files))
+    assert routes == [route]
     assert result.outcome is not None and result.outcome.staged_rows == 5
     rows = spark.newSession().table(qualified("lake", schema, "t")).orderBy("id").collect()
     assert [(r.id, str(r.amount), r.note) for r in rows] == [(1, "1.10", ""), (2, "2.20", "b2")]

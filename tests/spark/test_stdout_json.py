@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
         [
             sys.executable,
             "-m",
-            "spark_destination.cli.main",
+            "spark_destination.cli",
             "replay",
             str(SAMPLES / "01_basic.json"),
             "--warehouse",
@@ -50,18 +51,36 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
     assert "starting Spark" in messages
     assert "decoded " in messages  # rows decoded per batch file
     assert "replay: [01_basic.json] WriteBatch all_types" in messages
-    # The human report (and the tables) go to stderr.
-    assert "\nOK\n" in result.stderr
+    # The human report (and the tables) go to stderr, and nothing else does: each step once,
+    # no gRPC start-up noise, and last where the tables are and how other engines read them.
+    human = result.stderr
+    assert "\nOK\n" in human
+    assert human.count("] WriteBatch all_types (replace 1, update 1, delete 1) -> success") == 1
+    assert human.count("Test spark_reaches_warehouse -> success") == 1
+    assert "absl" not in human and "fork_posix" not in human and "gRPC" not in human
+    warehouse = tmp_path / "warehouse"
+    table = warehouse / "tester" / "all_types"
+    last = human.rstrip("\n").splitlines()[-7:]
+    assert last[0].startswith(f"Warehouse: {warehouse} ")
+    assert f"spark.sql.catalog.lake.warehouse={warehouse}" in last[1]
+    metadata = re.search(r"from_metadata\('([^']+)'\)", last[2])
+    assert metadata is not None and Path(metadata.group(1)).parent == table / "metadata"
+    assert Path(metadata.group(1)).is_file()
+    assert "SET autoinstall_known_extensions = FALSE; LOAD iceberg;" in last[5]
+    assert last[6].strip() == f"SELECT * FROM iceberg_scan('{table}');"
 
 
-def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_in_words(
+def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_or_setting_names(
     spark: SparkSession,
 ) -> None:
     jvm: Any = spark._jvm  # noqa: SLF001 - log4j's own objects, as Spark's classes use them
     log4j = jvm.org.apache.logging.log4j
     context = log4j.LogManager.getContext(False)
     layout = context.getConfiguration().getAppender("json").getLayout()
-    message = "the value 'secret-1' isn't valid; X'0A0B' doesn't fit (col='secret-2')"
+    message = (
+        "the value 'secret-1' isn't valid; X'0A0B' doesn't fit (col='secret-2'); adjusted by "
+        "setting 'spark.sql.debug.maxToStringFields'"
+    )
     event = (
         log4j.core.impl.Log4jLogEvent.newBuilder()
         .setLoggerName("sd.masking")
@@ -71,5 +90,6 @@ def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_in_words(
     )
     line = json.loads(layout.toSerializable(event))
     assert line["message"].endswith(
-        "the value '***' isn't valid; X'***' doesn't fit (col='***')"
+        "the value '***' isn't valid; X'***' doesn't fit (col='***'); adjusted by setting "
+        "'spark.sql.debug.maxToStringFields'"
     ), line["message"]

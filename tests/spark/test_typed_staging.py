@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from spark_destination.core.config import parse_config
 from spark_destination.core.errors import ValueConversionError
 from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
-from spark_destination.core.requests import CreateTableRequest, WriteBatchRequest
+from spark_destination.core.requests import BatchFiles, CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.spark.session import SparkSettings
@@ -123,7 +123,7 @@ def test_all_types_through_every_transport_and_format(
 ) -> None:
     engine = _engine(spark, spark_settings, transport, fmt)
     schema = f"typed_{transport.name.lower()}_{fmt}"
-    engine.create_table({}, CreateTableRequest(schema=schema, table=TABLE))
+    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
     replace, update = tmp_path / f"r.{fmt}", tmp_path / f"u.{fmt}"
     keys = {str(replace): new_key(), str(update): new_key()}
     _write(replace, REPLACE, fmt, keys[str(replace)])
@@ -131,12 +131,11 @@ def test_all_types_through_every_transport_and_format(
     request = WriteBatchRequest(
         schema=schema,
         table=TABLE,
-        replace_files=(str(replace),),
-        update_files=(str(update),),
-        file_params=PARAMS,
-        keys=keys,
+        files=BatchFiles(
+            replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys
+        ),
     )
-    result = engine.write_batch({}, request)
+    result = engine.apply({}, request)
     assert result.outcome is not None and result.outcome.staged_rows == 6
     # Key 9 is an update of an unknown key: ignored. Keys 1/01 and 3/0003 fold into one row.
     assert _read(spark, schema) == EXPECTED
@@ -147,7 +146,7 @@ def test_a_value_that_does_not_fit_fails_before_anything_is_written(
 ) -> None:
     engine = _engine(spark, spark_settings, Transport.TMPFS_PARQUET, "csv")
     schema = "typed_refused"
-    engine.create_table({}, CreateTableRequest(schema=schema, table=TABLE))
+    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
     path = tmp_path / "bad.csv"
     key = new_key()
     bad = [list(REPLACE[0]), list(REPLACE[2])]
@@ -156,11 +155,9 @@ def test_a_value_that_does_not_fit_fails_before_anything_is_written(
     request = WriteBatchRequest(
         schema=schema,
         table=TABLE,
-        replace_files=(str(path),),
-        file_params=PARAMS,
-        keys={str(path): key},
+        files=BatchFiles(replace=(str(path),), params=PARAMS, keys={str(path): key}),
     )
     with pytest.raises(ValueConversionError, match="'flag' \\(BOOLEAN\\).*data row 2"):
-        engine.write_batch({}, request)
+        engine.apply({}, request)
     snapshots = spark.sql(f"SELECT count(*) FROM {qualified('lake', schema, 't')}.snapshots")
     assert snapshots.collect()[0][0] == 0

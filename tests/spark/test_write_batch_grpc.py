@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 

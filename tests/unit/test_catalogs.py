@@ -7,13 +7,9 @@ import os
 
 import pytest
 
-from spark_destination.core.config import parse_config
+from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.runtime.spark.catalogs import (
-    CatalogSpec,
-    CatalogType,
-    unshared_warehouse_problem,
-)
+from spark_destination.runtime.spark.catalogs import CatalogSpec, unshared_warehouse_problem
 from spark_destination.runtime.spark.session import SparkSettings, session_conf
 from spark_destination.service.engine import settings_for
 

@@ -38,7 +38,7 @@ def test_spark_master_urls_spark_accepts(master: str) -> None:
         ({"spark_conf": "spark.sql.foo"}, "spark_conf"),
         ({"spark_conf": "java.x=1"}, "spark_conf"),
         ({"spark_conf": "spark.a=1\n=2"}, "spark_conf"),
-        ({"driver_memory": "lots"}, "driver memory"),
+        ({"driver_memory": "lots"}, "driver_memory"),
         ({"jar_source": "ftp"}, "jar_source"),
     ],
 )

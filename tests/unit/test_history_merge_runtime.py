@@ -3,8 +3,6 @@ only for that statement, unless the operator or the table chose a mode."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from pyspark.sql.types import StructType
 
@@ -20,41 +18,7 @@ from spark_destination.runtime.execute.executor import (
     Executor,
 )
 from spark_destination.runtime.execute.table_loader import CatalogTable
-
-
-class _Result:
-    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
-        self._rows = rows
-
-    def collect(self) -> list[tuple[Any, ...]]:
-        return self._rows
-
-
-class _Conf:
-    def __init__(self, values: dict[str, str]) -> None:
-        self.values = dict(values)
-
-    def get(self, key: str, default: str | None = None) -> str | None:
-        return self.values.get(key, default)
-
-    def set(self, key: str, value: str) -> None:
-        self.values[key] = value
-
-    def unset(self, key: str) -> None:
-        self.values.pop(key, None)
-
-
-class _Session:
-    def __init__(self, conf: dict[str, str], properties: dict[str, str]) -> None:
-        self.conf = _Conf(conf)
-        self._properties = properties
-        self.merges: list[str | None] = []  # the distribution mode each MERGE ran with
-
-    def sql(self, text: str, args: object = None) -> _Result:
-        assert text.startswith("MERGE INTO") and args is None
-        self.merges.append(self.conf.get(DISTRIBUTION_MODE_CONF))
-        return _Result([])
-
+from tests.support.fake_spark import FakeSession
 
 OP = MergeHistoryOp(
     table=TableRef(catalog="lake", schema="s", name="h"),
@@ -90,7 +54,7 @@ def test_history_merge_distribution_mode(
     expected: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    session = _Session(conf, properties)
+    session = FakeSession(conf)
 
     def load_table(_session: object, table: TableRef) -> CatalogTable:
         assert table == OP.table
@@ -100,5 +64,6 @@ def test_history_merge_distribution_mode(
     monkeypatch.setattr(executor_module, "load_table", load_table)
     executor = Executor(session, transport=Transport.ARROW)  # type: ignore[arg-type]
     executor.run(render_plan(Plan(ops=(OP,)), SPARK_ICEBERG))
-    assert session.merges == [expected]
+    assert all(sql.startswith("MERGE INTO") for sql, _args in session.ran)
+    assert [ran.get(DISTRIBUTION_MODE_CONF) for ran in session.conf_when_ran] == [expected]
     assert session.conf.values == conf  # nothing left behind in the session

@@ -6,7 +6,7 @@ import pytest
 
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, FileKind, FileParams, Table
-from spark_destination.core.requests import WriteHistoryBatchRequest
+from spark_destination.core.requests import BatchFiles, WriteHistoryBatchRequest
 from spark_destination.planner.history import history_key, plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, StageBatchOp
 from spark_destination.service.preview import preview
@@ -24,10 +24,15 @@ TABLE = Table(name="hist", columns=COLUMNS)
 PARAMS = FileParams(null_string="NULL!", unmodified_string="UNMOD!")
 
 
-def request(**files: tuple[str, ...]) -> WriteHistoryBatchRequest:
-    paths = [p for group in files.values() for p in group]
+def request(
+    earliest_start_files: tuple[str, ...] = (), **files: tuple[str, ...]
+) -> WriteHistoryBatchRequest:
+    """``replace_files=``, ``update_files=``, … as in the protocol."""
+    paths = [p for group in (earliest_start_files, *files.values()) for p in group]
+    kinds = {k.removesuffix("_files"): v for k, v in files.items()}
+    batch = BatchFiles(params=PARAMS, keys=dict.fromkeys(paths, b"k" * 32), **kinds)
     return WriteHistoryBatchRequest(
-        schema="s", table=TABLE, file_params=PARAMS, keys=dict.fromkeys(paths, b"k" * 32), **files
+        schema="s", table=TABLE, files=batch, earliest_start_files=earliest_start_files
     )
 
 
@@ -77,13 +82,15 @@ def test_a_table_without_history_columns_is_rejected() -> None:
 def test_unknown_columns_and_missing_keys_are_rejected() -> None:
     ghost = Table(name="hist", columns=(*COLUMNS, Column(name="ghost", type=DataType.INT)))
     bad = WriteHistoryBatchRequest(
-        schema="s", table=ghost, update_files=("u.csv",), file_params=PARAMS, keys={"u.csv": b"k"}
+        schema="s",
+        table=ghost,
+        files=BatchFiles(update=("u.csv",), params=PARAMS, keys={"u.csv": b"k"}),
     )
     with pytest.raises(InvalidRequestError, match="ghost"):
         plan_write_history_batch(bad, TABLE, catalog="lake")
     with pytest.raises(InvalidRequestError, match="no decryption key"):
         plan_write_history_batch(
-            WriteHistoryBatchRequest(schema="s", table=TABLE, update_files=("u.csv",)),
+            WriteHistoryBatchRequest(schema="s", table=TABLE, files=BatchFiles(update=("u.csv",))),
             TABLE,
             catalog="lake",
         )

@@ -91,3 +91,44 @@ def test_jvm_log_config_maps_levels_and_hides_values_and_traces() -> None:
     assert "appender.json.target = SYSTEM_OUT" in text
     assert "alwaysWriteExceptions = false" in text
     assert "WARN=WARNING" in text and "ERROR=SEVERE" in text and "FATAL=SEVERE" in text
+
+
+ADVICE = (
+    "The value 'secret-1' of the type \"STRING\" cannot be cast; this behavior can be adjusted "
+    "by setting 'spark.sql.debug.maxToStringFields' or 'spark.sql.parquet.int96RebaseModeInRead'"
+    " (see 'spark.secret value' and 'spark.' and 'x.spark.a') 42"
+)
+KEPT = "'spark.sql.debug.maxToStringFields' or 'spark.sql.parquet.int96RebaseModeInRead'"
+
+
+def test_quoted_values_are_masked_but_spark_setting_names_are_kept() -> None:
+    from spark_destination.runtime.execute.spark_errors import mask_values
+
+    masked = mask_values(ADVICE)
+    assert "secret" not in masked and "x.spark.a" not in masked
+    assert f"adjusted by setting {KEPT}" in masked
+    assert masked.endswith("(see '…' and '…' and '…') 42")
+    # Where values were bound every number goes, but not the digits of a kept setting name.
+    numbers = mask_values(ADVICE, numbers=True)
+    assert KEPT in numbers and numbers.endswith(") …")
+
+
+def test_the_jvm_log_pattern_masks_as_the_python_side_does() -> None:
+    """The log4j %replace pattern, applied here with Python's re (the syntax is common)."""
+    import re
+    from pathlib import Path
+
+    from spark_destination.runtime.execute.spark_errors import SETTING_NAME
+    from spark_destination.runtime.spark.session import log4j_option
+
+    path = Path(log4j_option().split("=", 1)[1].removeprefix("file:"))
+    layout = next(
+        line for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("appender.json.layout.pattern")
+    )
+    pattern = re.search(r"%replace\{%m\}\{(.*?)\}\{'\*\*\*'\}", layout)
+    assert pattern is not None and SETTING_NAME in pattern.group(1)
+    masked = re.sub(pattern.group(1), "'***'", ADVICE + " isn't X'0A'")
+    assert f"adjusted by setting {KEPT}" in masked
+    assert "secret" not in masked and "x.spark.a" not in masked
+    assert masked.endswith("isn't X'***'")

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import BatchFileError, InvalidRequestError, ValueConversionError
 from spark_destination.core.model import (
     Column,
@@ -24,7 +25,7 @@ from spark_destination.core.model import (
 )
 from spark_destination.planner.ir import unmodified_column
 from spark_destination.runtime.batch.decoders import decode_parquet_file, decoder_for
-from spark_destination.runtime.batch.parquet_files import BatchFileFormat, read_parquet_batch_file
+from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 from spark_destination.tester.batch_writer import (

@@ -15,6 +15,7 @@ from spark_destination.core.errors import (
 from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.core.requests import (
     AlterTableRequest,
+    BatchFiles,
     CreateTableRequest,
     SoftTruncate,
     TableName,
@@ -46,10 +47,11 @@ PARAMS = FileParams(null_string="N", unmodified_string="U")
 
 
 def write_request(table: Table = ORDERS, **files: tuple[str, ...]) -> WriteBatchRequest:
+    """``replace_files=``, ``update_files=``, ``delete_files=`` as in the protocol."""
     paths = [p for group in files.values() for p in group]
-    return WriteBatchRequest(
-        schema="s", table=table, file_params=PARAMS, keys=dict.fromkeys(paths, b"k" * 32), **files
-    )
+    kinds = {k.removesuffix("_files"): v for k, v in files.items()}
+    batch = BatchFiles(params=PARAMS, keys=dict.fromkeys(paths, b"k" * 32), **kinds)
+    return WriteBatchRequest(schema="s", table=table, files=batch)
 
 
 def test_create_table_creates_namespace_table_and_identifier_fields() -> None:
@@ -161,7 +163,7 @@ def test_write_batch_errors_name_the_problem() -> None:
     with pytest.raises(InvalidRequestError, match="'new'"):
         plan_write_batch(write_request(wider, replace_files=("r",)), ORDERS, catalog="lake")
     missing_key = WriteBatchRequest(
-        schema="s", table=ORDERS, replace_files=("r",), file_params=PARAMS, keys={}
+        schema="s", table=ORDERS, files=BatchFiles(replace=("r",), params=PARAMS, keys={})
     )
     with pytest.raises(InvalidRequestError, match="no decryption key.*r"):
         plan_write_batch(missing_key, ORDERS, catalog="lake")
@@ -175,9 +177,11 @@ def test_empty_sentinels_mean_no_sentinel() -> None:
     request = WriteBatchRequest(
         schema="s",
         table=ORDERS,
-        replace_files=("r",),
-        keys={"r": b"k" * 32},
-        file_params=FileParams(null_string="", unmodified_string=""),
+        files=BatchFiles(
+            replace=("r",),
+            keys={"r": b"k" * 32},
+            params=FileParams(null_string="", unmodified_string=""),
+        ),
     )
     merge = plan_write_batch(request, ORDERS, catalog="lake").ops[-1]
     assert isinstance(merge, MergeBatchOp)

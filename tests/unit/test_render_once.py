@@ -5,7 +5,6 @@ key-filter form, with the batch's keys bound to the markers, only for a small ba
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -28,6 +27,7 @@ from spark_destination.runtime.execute import executor as executor_module
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.service.preview import format_statements
+from tests.support.fake_spark import FakeSession
 
 COLUMNS = (
     Column(name="id", type=DataType.INT, primary_key=True),
@@ -56,20 +56,6 @@ PLAN = Plan(
         ),
     )
 )
-
-
-class _Result:
-    def collect(self) -> list[tuple[Any, ...]]:
-        return []
-
-
-class _Session:
-    def __init__(self) -> None:
-        self.ran: list[tuple[str, dict[str, object] | None]] = []
-
-    def sql(self, text: str, args: dict[str, object] | None = None) -> _Result:
-        self.ran.append((text, args))
-        return _Result()
 
 
 class _Stager:
@@ -114,7 +100,7 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     monkeypatch.setattr(executor_module, "Stager", stager)
     # Values bind through Spark's JVM API (runtime.bound_sql); here the fake records them.
     monkeypatch.setattr(executor_module, "bound_sql", lambda s, text, args: s.sql(text, args))
-    session = _Session()
+    session = FakeSession()
     Executor(session).run(statements)  # type: ignore[arg-type]
     # Staging is the value check; the MERGE runs as rendered, in the form staging called for.
     [(ran, args)] = session.ran
@@ -151,7 +137,7 @@ def test_a_failed_statement_with_bound_keys_names_no_key(
 
     monkeypatch.setattr(executor_module, "bound_sql", fail)
     with pytest.raises(ExecutionError) as caught:
-        Executor(_Session()).run(render_plan(PLAN, SPARK_ICEBERG))  # type: ignore[arg-type]
+        Executor(FakeSession()).run(render_plan(PLAN, SPARK_ICEBERG))  # type: ignore[arg-type]
     message = str(caught.value)
     assert "[SOME_ERROR] Cannot plan: id IN (" in message
     assert not any(digit in message for digit in "0123456789")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_destination.cli.main import _input_paths, build_parser
+from spark_destination.cli.main import build_parser
+from spark_destination.cli.replay import input_paths
 from spark_destination.core.errors import DestinationError
 from spark_destination.tester.replay import StepResult
 from spark_destination.tester.replay_progress import BarProgress, PlainProgress, progress_for
@@ -22,18 +23,18 @@ def _args(*argv: str) -> argparse.Namespace:
 
 def test_input_file_is_looked_up_in_the_folders_given_and_runs_alone() -> None:
     args = _args(str(SAMPLES), "--input-file", "02_next_sync.json")
-    assert _input_paths(args) == [SAMPLES / "02_next_sync.json"]
+    assert input_paths(args) == [SAMPLES / "02_next_sync.json"]
 
 
 def test_folders_and_files_run_as_given() -> None:
     args = _args(str(SAMPLES), str(SAMPLES / "01_basic.json"))
-    assert _input_paths(args) == [SAMPLES, SAMPLES / "01_basic.json"]
+    assert input_paths(args) == [SAMPLES, SAMPLES / "01_basic.json"]
 
 
 def test_a_missing_input_file_names_where_it_was_looked_for() -> None:
     args = _args(str(SAMPLES), "--input-file", "nope.json")
     with pytest.raises(DestinationError, match=r"--input-file nope.json: no such file"):
-        _input_paths(args)
+        input_paths(args)
 
 
 def test_tester_flags_parse() -> None:

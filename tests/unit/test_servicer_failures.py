@@ -14,7 +14,7 @@ class _FailingEngine:
     def __init__(self, error: Exception) -> None:
         self.error = error
 
-    def create_table(self, *_args: object) -> None:
+    def apply(self, *_args: object) -> None:
         raise self.error
 
     def explain_failure(self, exc: Exception) -> Exception:

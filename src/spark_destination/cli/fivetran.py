@@ -1,8 +1,9 @@
 """The program Fivetran runs: ``python main.py --port N``, frozen as ``dist/main --port N``.
 
-Unlike ``spark-destination serve`` (loopback, for people running it by hand) it listens on every
-interface (reference §1), starts Spark at start-up so the first request does not pay for it, and
-stops Spark (waiting for the JVM) on SIGTERM or SIGINT.
+It is ``spark-destination serve`` with Fivetran's defaults: it listens on every interface
+(reference §1) and starts Spark at start-up so the first request does not pay for it
+(``--no-prewarm`` turns that off); every ``serve`` flag applies. SIGTERM or SIGINT stop the
+server, then Spark (waiting for the JVM).
 
 Spark starts its Python workers as ``<sys.executable> -m pyspark.daemon``; in a frozen binary
 ``sys.executable`` is this program, so ``-m MODULE`` must run that module, and nothing may be
@@ -11,17 +12,16 @@ printed before (the worker protocol reads the worker's stdout).
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 import runpy
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
+from typing import Final
 
-log = logging.getLogger("spark_destination.main")
+from spark_destination.server.addresses import ALL_INTERFACES
+
+# ``serve`` as Fivetran runs it: every interface (dual-stack), Spark started at once.
+FIVETRAN_SERVE: Final = ("--host", ALL_INTERFACES, "--prewarm")
 
 
 def run_module_if_asked(argv: Sequence[str]) -> bool:
@@ -50,87 +50,12 @@ def fix_frozen_environment() -> None:
         os.environ["LD_LIBRARY_PATH"] = original
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from spark_destination.server.app import DEFAULT_PORT
-
-    parser = argparse.ArgumentParser(
-        prog="main",
-        description="Fivetran Partner SDK v2 destination (Iceberg through Spark), listening on "
-        "every interface as Fivetran runs it.",
-    )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--warehouse", help="default Iceberg warehouse (default ./warehouse)")
-    parser.add_argument("--catalog", help="default catalog name (default lake)")
-    parser.add_argument("--master", help="default Spark master (default local[*])")
-    parser.add_argument(
-        "--allowed-warehouse",
-        action="append",
-        metavar="ROOT",
-        help="a warehouse path or URI requests may use, with everything inside it; repeatable "
-        "(default: $SPARK_DESTINATION_ALLOWED_WAREHOUSES, comma-separated; unset: any)",
-    )
-    parser.add_argument(
-        "--no-prewarm", action="store_true", help="start Spark on the first request instead"
-    )
-    return parser
-
-
-def serve(args: argparse.Namespace) -> int:
-    from spark_destination.cli.main import allowed_warehouses
-    from spark_destination.core.errors import DestinationError
-    from spark_destination.server import logs
-    from spark_destination.server.app import ALL_INTERFACES, create_server
-    from spark_destination.service.engine import Engine, SessionProvider
-
-    logs.configure()
-    pairs = {"warehouse": args.warehouse, "catalog": args.catalog, "spark_master": args.master}
-    engine = Engine(
-        SessionProvider.embedded(),
-        defaults={k: v for k, v in pairs.items() if v},
-        allowed_warehouses=allowed_warehouses(args.allowed_warehouse),
-    )
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s; shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        server, port = create_server(
-            engine, host=ALL_INTERFACES, port=args.port, exclusive_port=True
-        )
-    except OSError as exc:
-        log.error("%s", exc)
-        return 1
-    server.start()
-    log.info("spark-destination listening on 0.0.0.0:%d and [::]:%d", port, port)
-
-    def prewarm() -> None:
-        try:
-            engine.sessions.root(engine.config({}))
-            log.info("Spark is ready")
-        except DestinationError as exc:
-            # The first request retries and reports it to Fivetran.
-            log.warning("starting Spark at start-up failed: %s", exc.loggable)
-        except Exception as exc:
-            log.error("starting Spark at start-up failed: %s", type(exc).__name__)
-
-    if not args.no_prewarm:
-        threading.Thread(target=prewarm, name="prewarm", daemon=True).start()
-    # A bounded wait, so the signal handler runs promptly on every platform.
-    while not stop.wait(0.5):
-        pass
-    server.stop(grace=5).wait()
-    engine.sessions.stop()
-    log.info("stopped")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if run_module_if_asked(argv):
         return 0
     fix_frozen_environment()
-    return serve(build_parser().parse_args(argv[1:]))
+    from spark_destination.cli.main import main as cli_main
+
+    # Flags given by Fivetran (or an operator) come last, so e.g. --no-prewarm wins.
+    return cli_main(["serve", *FIVETRAN_SERVE, *argv[1:]], prog="main")

@@ -11,10 +11,11 @@ has one writer process per warehouse.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from spark_destination.cli.flags import add_config_flags, config_defaults, engine_for
 from spark_destination.core.config import parse_config
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.dialects.base import Dialect
@@ -24,13 +25,10 @@ from spark_destination.planner.maintenance import MaintenancePolicy, plan_mainte
 from spark_destination.planner.tables import table_ref
 from spark_destination.service.preview import format_statements
 
-if TYPE_CHECKING:
-    from spark_destination.service.engine import Engine
 
-
-def _policy(configuration: Mapping[str, str], retention_hours: float | None, orphans: bool) -> (
-    MaintenancePolicy
-):
+def _policy(
+    configuration: Mapping[str, str], retention_hours: float | None, orphans: bool
+) -> MaintenancePolicy:
     hours = (
         parse_config(configuration).snapshot_retention_hours
         if retention_hours is None
@@ -75,12 +73,7 @@ def preview_maintenance_json(data: Mapping[str, Any], dialect: Dialect = DEFAULT
     return preview_maintenance(configuration, str(data["schema"]), [table], policy, now, dialect)
 
 
-def add_maintain_command(
-    sub: Any,
-    add_spark_flags: Callable[[argparse.ArgumentParser], None],
-    engine: Callable[[argparse.Namespace], Engine],
-    defaults: Callable[[argparse.Namespace], dict[str, str]],
-) -> None:
+def add_command(sub: Any) -> None:
     command = sub.add_parser(
         "maintain", help="compact files, expire snapshots and remove orphan files of tables"
     )
@@ -89,28 +82,28 @@ def add_maintain_command(
     command.add_argument(
         "--retention-hours",
         type=float,
-        help="expire snapshots older than this (default: snapshot_retention_hours, 168)",
+        help="expire snapshots older than this (default: the snapshot_retention_hours key)",
     )
     command.add_argument(
         "--no-orphans", action="store_true", help="skip remove_orphan_files (it lists every file)"
     )
     command.add_argument("--preview", action="store_true", help="print the SQL; no Spark")
-    add_spark_flags(command)
-
-    def run(args: argparse.Namespace) -> int:
-        configuration = defaults(args)
-        policy = _policy(configuration, args.retention_hours, not args.no_orphans)
-        if args.preview:
-            now = datetime.now(UTC)
-            print(preview_maintenance(configuration, args.schema, args.tables, policy, now), end="")
-            return 0
-        from spark_destination.server import logs
-
-        logs.configure()
-        running = engine(args)
-        for name in args.tables:
-            report = running.maintain(configuration, args.schema, name, policy=policy)
-            print(report.text())
-        return 0
-
+    add_config_flags(command)
     command.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    configuration = config_defaults(args)
+    policy = _policy(configuration, args.retention_hours, not args.no_orphans)
+    if args.preview:
+        now = datetime.now(UTC)
+        print(preview_maintenance(configuration, args.schema, args.tables, policy, now), end="")
+        return 0
+    from spark_destination.server import logs
+
+    logs.configure()
+    engine = engine_for(args)
+    for name in args.tables:
+        report = engine.maintain(configuration, args.schema, name, policy=policy)
+        print(report.text())
+    return 0

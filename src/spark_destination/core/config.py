@@ -1,48 +1,134 @@
-"""The ``configuration`` map every request carries, parsed and validated (pure).
+"""The destination's configuration: every key declared once (pure).
 
-Keys (all optional; documented in the README and in ConfigurationForm):
+A request's ``configuration`` map (the ConfigurationForm's fields) is parsed into
+``DestinationConfig``; keys a request leaves empty take the server's flags, then the defaults
+declared here. Each field of ``DestinationConfig`` *is* a key's declaration: its name, its type
+(the annotation), its default, and — through ``setting(...)`` — its parser (text -> value, the
+validation), its label and description, its form kind (text, secret, dropdown with choices,
+toggle) and whether it is fixed when Spark starts (needs a new JVM). Everything else derives
+from that one declaration by iterating ``dataclasses.fields``:
 
-- ``warehouse``: Iceberg warehouse location (path or URI), default ``./warehouse``.
-- ``catalog``: the Iceberg catalog name used in SQL, default ``lake``.
-- ``spark_master``: Spark master URL, default ``local[*]``. Fixed when the JVM starts.
-- ``driver_memory``: e.g. ``2g``. Fixed when the JVM starts.
-- ``jar_source``: ``bundled`` (Iceberg jar from PyPI, works offline) or ``maven``
-  (``spark.jars.packages``). Fixed when the JVM starts.
-- ``spark_conf``: extra ``spark.*`` settings, ``key=value`` pairs separated by newlines or ``;``.
-  Fixed when the JVM starts.
-- ``extra_packages``: Maven coordinates (comma-separated) added to ``spark.jars.packages``.
-- ``executor_memory`` / ``executor_cores``: per executor on a cluster. Fixed when the JVM starts.
-- ``catalog_type``: ``hadoop`` (default), ``rest`` or ``hive``; ``catalog_uri`` (REST base URL
-  or ``thrift://`` metastore) and ``catalog_credential`` (REST OAuth2 ``id:secret``).
-- ``maintenance_every_commits`` / ``maintenance_delete_files``: opt-in automatic table
-  maintenance after that many commits to a table, or once it has that many delete files
-  (0 = off); ``snapshot_retention_hours``: how long ``maintain`` keeps old snapshots.
-- ``batch_file_format``: ``csv`` (default) or ``parquet``: the batch-file format Capabilities
-  announce (Capabilities carries no configuration, so the ``serve`` default decides what
-  Fivetran sends) and the reader used for a request's files.
+- the ConfigurationForm (``server/form.py``),
+- one ``--kebab-case`` flag per key on ``serve`` and on ``main.py`` (``cli/flags.py``), whose
+  values are the defaults a request's empty keys take,
+- the keys the JSON request form accepts (``service/request_json.py``: an unknown key fails),
+- ``parse_config`` (each key's parser; a rule between keys is ``__post_init__``).
+
+**Adding a key** is one field here plus its use: declare it with ``setting(default, parse=...,
+label=..., description=...)`` (and ``kind``/``new_jvm``/``placeholder`` where they apply), read
+it as ``config.your_key`` where it matters, and add a row to the README's configuration table (a
+test checks the README lists exactly these keys). Nothing else lists keys.
+
+``OperatorConfig`` declares, the same way, what only the operator sets (flags and environment,
+never a request): the warehouse allow-list.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import os
 import posixpath
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Final
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from spark_destination.core.errors import ConfigurationError
 
-DEFAULT_WAREHOUSE: Final = "./warehouse"
-DEFAULT_CATALOG: Final = "lake"
-DEFAULT_MASTER: Final = "local[*]"
-DEFAULT_DRIVER_MEMORY: Final = "2g"
-JAR_SOURCES: Final = ("bundled", "maven")
-CATALOG_TYPES: Final = ("hadoop", "rest", "hive")
-DEFAULT_SNAPSHOT_RETENTION_HOURS: Final = 168  # 7 days
-BATCH_FILE_FORMATS: Final = ("csv", "parquet")
-DEFAULT_BATCH_FILE_FORMAT: Final = "csv"
+T = TypeVar("T")
+E = TypeVar("E", bound=enum.Enum)
+S = TypeVar("S")
+
+
+class InvalidValue(ValueError):  # noqa: N818 - raised by parsers, reported as ConfigurationError
+    """A parser's complaint about one value: what it must look like (the key is added)."""
+
+
+class FormKind(enum.Enum):
+    TEXT = enum.auto()
+    SECRET = enum.auto()  # a password field: Fivetran masks it; never shown in messages or reprs
+    DROPDOWN = enum.auto()  # one of ``choices``
+    TOGGLE = enum.auto()  # "true" / "false"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting(Generic[T]):
+    """What one configuration key is, besides its name, type and default (the field's)."""
+
+    label: str
+    description: str
+    parse: Callable[[str], T]  # stripped, non-empty text -> value; raises InvalidValue
+    kind: FormKind = FormKind.TEXT
+    choices: tuple[str, ...] = ()
+    placeholder: str | None = None
+    # Fixed when the JVM starts: a request asking for another value gets a task saying so.
+    new_jvm: bool = False
+    # The default as text (form default, flag help); None when the default is "unset".
+    default_text: str | None = None
+    # More flag names (without ``--``) that people already use, e.g. ``master``.
+    flag_aliases: tuple[str, ...] = ()
+    # Operator settings only: the environment variable read when no flag is given, and whether
+    # the flag may repeat (its values joined with commas).
+    env: str | None = None
+    repeatable: bool = False
+
+    @property
+    def help(self) -> str:
+        fixed = " Fixed when the destination starts Spark." if self.new_jvm else ""
+        return self.description + fixed
+
+
+_SETTING: Final = "spark_destination.setting"
+
+
+def setting(
+    default: T,
+    *,
+    parse: Callable[[str], T],
+    label: str,
+    description: str,
+    kind: FormKind = FormKind.TEXT,
+    placeholder: str | None = None,
+    new_jvm: bool = False,
+    flag_aliases: tuple[str, ...] = (),
+    env: str | None = None,
+    repeatable: bool = False,
+) -> T:
+    """A dataclass field declaring one key (dropdown choices come from an enum default)."""
+    choices = tuple(str(e.value) for e in type(default)) if isinstance(default, enum.Enum) else ()
+    meta = Setting(
+        label=label,
+        description=description,
+        parse=parse,
+        kind=kind,
+        choices=choices,
+        placeholder=placeholder,
+        new_jvm=new_jvm,
+        default_text=_as_text(default),
+        flag_aliases=flag_aliases,
+        env=env,
+        repeatable=repeatable,
+    )
+    return dataclasses.field(
+        default=default, repr=kind is not FormKind.SECRET, metadata={_SETTING: meta}
+    )
+
+
+def _as_text(value: object) -> str | None:
+    if value is None or value == "" or value == ():
+        return None
+    return str(value.value) if isinstance(value, enum.Enum) else str(value)
+
+
+def settings_of(model: type[Any]) -> Iterator[tuple[str, Setting[Any]]]:
+    """``(key, Setting)`` of every field of a settings dataclass, in declaration order."""
+    for item in dataclasses.fields(model):
+        yield item.name, item.metadata[_SETTING]
+
+
+# --- Parsers (text -> value) ----------------------------------------------------------------
 
 # A catalog name goes into Spark conf keys and SQL: a plain identifier only.
 _CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -51,15 +137,25 @@ _MEMORY = re.compile(r"(\d+)\s*([kmgtp]?)b?", re.IGNORECASE)
 _MEMORY_SHIFT: Final = {"": 20, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
 # A warehouse location with a scheme (``file://``, ``s3a://``) rather than a local path.
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# The master URL forms Spark accepts (SparkContext.createTaskScheduler): anything else fails
+# deep inside JVM start-up, or, on a running session, reads as "needs a restart".
+_MASTER = re.compile(
+    r"(local(\[(\*|[0-9]+)(,[0-9]+)?\])?"
+    r"|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
+    r"|spark://[^\s/,]+:[0-9]+(,[^\s/,]+:[0-9]+)*"
+    r"|yarn"
+    r"|k8s://\S+"
+    r"|mesos://\S+)"
+)
+_COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.+-]+$")
 
 
 def check_catalog_name(name: str) -> str:
     """``name``, if it is a plain identifier (letters, digits, underscores)."""
-    if not _CATALOG_NAME.fullmatch(name):
-        raise ConfigurationError(
-            f"catalog name {name!r} must be a plain name (letters, digits, underscores)"
-        )
-    return name
+    try:
+        return _catalog_name(name)
+    except InvalidValue as exc:
+        raise ConfigurationError(f"catalog name {exc}") from None
 
 
 def memory_bytes(size: str) -> int:
@@ -72,41 +168,51 @@ def memory_bytes(size: str) -> int:
 
 def is_uri(location: str) -> bool:
     return _URI.match(location) is not None
-# The master URL forms Spark accepts (SparkContext.createTaskScheduler): anything else fails
-# deep inside JVM start-up, or, on a running session, reads as "needs a restart".
-_MASTER = re.compile(
-    r"(local(\[(\*|[0-9]+)(,[0-9]+)?\])?"
-    r"|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
-    r"|spark://[^\s/,]+:[0-9]+(,[^\s/,]+:[0-9]+)*"
-    r"|yarn"
-    r"|k8s://\S+"
-    r"|mesos://\S+)"
-)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DestinationConfig:
-    warehouse: str = DEFAULT_WAREHOUSE
-    catalog: str = DEFAULT_CATALOG
-    spark_master: str = DEFAULT_MASTER
-    driver_memory: str = DEFAULT_DRIVER_MEMORY
-    jar_source: str = "bundled"
-    spark_conf: tuple[tuple[str, str], ...] = ()
-    executor_memory: str = ""
-    executor_cores: int | None = None
-    extra_packages: tuple[str, ...] = ()
-    catalog_type: str = "hadoop"
-    catalog_uri: str = ""
-    catalog_credential: str = field(default="", repr=False)
-    maintenance_every_commits: int = 0
-    maintenance_delete_files: int = 0
-    snapshot_retention_hours: int = DEFAULT_SNAPSHOT_RETENTION_HOURS
-    batch_file_format: str = DEFAULT_BATCH_FILE_FORMAT
+def _text(text: str) -> str:
+    return text
 
 
-def _value(configuration: Mapping[str, str], key: str, default: str) -> str:
-    value = configuration.get(key, "").strip()
-    return value or default
+def _catalog_name(text: str) -> str:
+    if not _CATALOG_NAME.fullmatch(text):
+        raise InvalidValue(f"{text!r} must be a plain name (letters, digits, underscores)")
+    return text
+
+
+def _memory(text: str) -> str:
+    if not _MEMORY.fullmatch(text):
+        raise InvalidValue(f"{text!r} must look like '2g' or '512m'")
+    return text
+
+
+def _master(text: str) -> str:
+    if not _MASTER.fullmatch(text):
+        raise InvalidValue(
+            f"{text!r} is not a Spark master URL (local[*], local[N], spark://host:port, yarn, "
+            "k8s://…)"
+        )
+    return text
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < minimum:
+            raise InvalidValue(f"{text!r} must be a whole number >= {minimum}")
+        return int(text)
+
+    return parse
+
+
+def _choice(kind: type[E]) -> Callable[[str], E]:
+    def parse(text: str) -> E:
+        for member in kind:
+            if str(member.value) == text.lower():
+                return member
+        choices = ", ".join(str(member.value) for member in kind)
+        raise InvalidValue(f"{text!r} must be one of: {choices}")
+
+    return parse
 
 
 def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
@@ -118,105 +224,254 @@ def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key.startswith("spark."):
-            raise ConfigurationError(
-                f"spark_conf entry {key or item!r} must look like 'spark.some.setting=value'"
+            # Only the key is quoted: values may be credentials (object-store keys).
+            raise InvalidValue(
+                f"entry {key or '(empty)'!r} must look like 'spark.some.setting=value'"
             )
         pairs.append((key, value))
     return tuple(pairs)
-
-
-def _count(configuration: Mapping[str, str], key: str, default: int, *, minimum: int) -> int:
-    text = _value(configuration, key, str(default))
-    if not text.isdigit() or int(text) < minimum:
-        raise ConfigurationError(f"{key} {text!r} must be a whole number >= {minimum}")
-    return int(text)
-
-
-_COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.+-]+$")
 
 
 def _packages(text: str) -> tuple[str, ...]:
     packages = tuple(p.strip() for p in text.split(",") if p.strip())
     for package in packages:
         if not _COORDINATE.match(package):
-            raise ConfigurationError(
-                f"extra_packages entry {package!r} must be a Maven coordinate "
-                "'group:artifact:version'"
+            raise InvalidValue(
+                f"entry {package!r} must be a Maven coordinate 'group:artifact:version'"
             )
     return packages
 
 
-def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
-    catalog = check_catalog_name(_value(configuration, "catalog", DEFAULT_CATALOG))
-    memory = _value(configuration, "driver_memory", DEFAULT_DRIVER_MEMORY)
-    memory_bytes(memory)  # validates
-    jar_source = _value(configuration, "jar_source", "bundled").lower()
-    if jar_source not in JAR_SOURCES:
-        raise ConfigurationError(
-            f"jar_source {jar_source!r} must be one of: {', '.join(JAR_SOURCES)}"
-        )
-    executor_memory = _value(configuration, "executor_memory", "")
-    if executor_memory and not _MEMORY.fullmatch(executor_memory):
-        raise ConfigurationError(f"executor_memory {executor_memory!r} must look like '4g'")
-    cores = _value(configuration, "executor_cores", "")
-    catalog_type = _value(configuration, "catalog_type", "hadoop").lower()
-    if catalog_type not in CATALOG_TYPES:
-        raise ConfigurationError(
-            f"catalog_type {catalog_type!r} must be one of: {', '.join(CATALOG_TYPES)}"
-        )
-    if catalog_type == "rest" and jar_source == "bundled":
-        # The runtime jar on PyPI lacks Iceberg's shaded HttpClient 5, which the REST client
-        # needs: it would fail on the first request with a NoClassDefFoundError.
-        raise ConfigurationError(
-            "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
-            "HTTP client the REST catalog uses)"
-        )
-    batch_file_format = _value(
-        configuration, "batch_file_format", DEFAULT_BATCH_FILE_FORMAT
-    ).lower()
-    if batch_file_format not in BATCH_FILE_FORMATS:
-        raise ConfigurationError(
-            f"batch_file_format {batch_file_format!r} must be one of: "
-            f"{', '.join(BATCH_FILE_FORMATS)}"
-        )
-    master = _value(configuration, "spark_master", DEFAULT_MASTER)
-    if not _MASTER.fullmatch(master):
-        raise ConfigurationError(
-            f"spark_master {master!r} is not a Spark master URL (local[*], local[N], "
-            "spark://host:port, yarn, k8s://…)"
-        )
-    return DestinationConfig(
-        warehouse=_value(configuration, "warehouse", DEFAULT_WAREHOUSE),
-        catalog=catalog,
-        spark_master=master,
-        driver_memory=memory,
-        jar_source=jar_source,
-        spark_conf=parse_spark_conf(configuration.get("spark_conf", "")),
-        executor_memory=executor_memory,
-        extra_packages=_packages(configuration.get("extra_packages", "")),
-        executor_cores=_count(configuration, "executor_cores", 1, minimum=1) if cores else None,
-        catalog_type=catalog_type,
-        catalog_uri=_value(configuration, "catalog_uri", ""),
-        catalog_credential=_value(configuration, "catalog_credential", ""),
-        maintenance_every_commits=_count(
-            configuration, "maintenance_every_commits", 0, minimum=0
-        ),
-        maintenance_delete_files=_count(configuration, "maintenance_delete_files", 0, minimum=0),
-        snapshot_retention_hours=_count(
-            configuration, "snapshot_retention_hours", DEFAULT_SNAPSHOT_RETENTION_HOURS, minimum=0
-        ),
-        batch_file_format=batch_file_format,
+def _locations(text: str) -> tuple[str, ...]:
+    return tuple(w.strip() for w in text.split(",") if w.strip())
+
+
+# --- The keys --------------------------------------------------------------------------------
+
+
+class JarSource(enum.StrEnum):
+    """Where the Iceberg runtime jar comes from."""
+
+    # The runtime jar from the snowpark-connect-deps-iceberg wheel plus the relocated Jackson
+    # jar built from pyspark's own: no network needed.
+    BUNDLED = "bundled"
+    # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
+    # Maven Central at start-up.
+    MAVEN = "maven"
+
+
+class CatalogType(enum.StrEnum):
+    HADOOP = "hadoop"
+    REST = "rest"
+    HIVE = "hive"
+
+
+class BatchFileFormat(enum.StrEnum):
+    """The batch-file format the destination announces in Capabilities and reads."""
+
+    CSV = "csv"
+    PARQUET = "parquet"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DestinationConfig:
+    """One request's configuration: the declaration of every key (see the module docstring)."""
+
+    warehouse: str = setting(
+        "./warehouse",
+        parse=_text,
+        label="Iceberg warehouse location",
+        description="Path or URI of the Iceberg warehouse (Hadoop catalog) that holds the "
+        "tables. Every Spark executor must be able to reach it.",
+        placeholder="/data/warehouse or s3a://bucket/warehouse",
+    )
+    catalog: str = setting(
+        "lake",
+        parse=_catalog_name,
+        label="Catalog name",
+        description="Name of the Iceberg catalog in Spark SQL (letters, digits, underscores).",
+        placeholder="lake",
+    )
+    spark_master: str = setting(
+        "local[*]",
+        parse=_master,
+        label="Spark master URL",
+        description="Where Spark runs: local[*] runs it inside the destination.",
+        placeholder="local[*] or spark://host:7077",
+        new_jvm=True,
+        flag_aliases=("master",),
+    )
+    driver_memory: str = setting(
+        "2g",
+        parse=_memory,
+        label="Spark driver memory",
+        description="Memory of the Spark driver, e.g. 2g or 512m.",
+        placeholder="2g",
+        new_jvm=True,
+    )
+    jar_source: JarSource = setting(
+        JarSource.BUNDLED,
+        parse=_choice(JarSource),
+        label="Iceberg runtime jar",
+        description="bundled: the Iceberg runtime shipped with the destination (works "
+        "offline). maven: resolved from Maven when Spark starts.",
+        kind=FormKind.DROPDOWN,
+        new_jvm=True,
+    )
+    spark_conf: tuple[tuple[str, str], ...] = setting(
+        (),
+        parse=parse_spark_conf,
+        label="Extra Spark settings",
+        description="spark.* settings as key=value pairs separated by ';' or new lines, e.g. "
+        "spark.executor.memory=4g. Runtime SQL settings apply to the request's own session; "
+        "the others are fixed when the destination starts Spark.",
+        placeholder="spark.executor.memory=4g; spark.executor.cores=2",
+    )
+    batch_file_format: BatchFileFormat = setting(
+        BatchFileFormat.CSV,
+        parse=_choice(BatchFileFormat),
+        label="Batch file format",
+        description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
+        "Capabilities from the destination's start-up default).",
+        kind=FormKind.DROPDOWN,
+    )
+    executor_memory: str = setting(
+        "",
+        parse=_memory,
+        label="Executor memory",
+        description="spark.executor.memory on a cluster, e.g. 4g.",
+        placeholder="4g",
+        new_jvm=True,
+    )
+    executor_cores: int | None = setting(
+        None,
+        parse=_count(1),
+        label="Executor cores",
+        description="spark.executor.cores on a cluster.",
+        placeholder="2",
+        new_jvm=True,
+    )
+    catalog_type: CatalogType = setting(
+        CatalogType.HADOOP,
+        parse=_choice(CatalogType),
+        label="Catalog type",
+        description="hadoop: metadata in the warehouse folder; rest: an Iceberg REST catalog "
+        "(Polaris, Unity Catalog, Nessie, Glue; needs Iceberg jar source maven); hive: a Hive "
+        "metastore.",
+        kind=FormKind.DROPDOWN,
+    )
+    catalog_uri: str = setting(
+        "",
+        parse=_text,
+        label="Catalog URI",
+        description="REST: the service's base URL; Hive: the metastore URI.",
+        placeholder="https://catalog.example.com/api or thrift://metastore:9083",
+    )
+    catalog_credential: str = setting(
+        "",
+        parse=_text,
+        label="Catalog credential",
+        description="REST: OAuth2 client credential 'client_id:client_secret'.",
+        kind=FormKind.SECRET,
+    )
+    extra_packages: tuple[str, ...] = setting(
+        (),
+        parse=_packages,
+        label="Extra packages",
+        description="Maven coordinates added to spark.jars.packages, comma-separated "
+        "(object-store file systems, the Iceberg AWS bundle…).",
+        placeholder="org.apache.hadoop:hadoop-aws:3.3.4",
+        new_jvm=True,
+    )
+    maintenance_every_commits: int = setting(
+        0,
+        parse=_count(0),
+        label="Maintain every N commits",
+        description="Compact files and expire snapshots of a table after this many committed "
+        "requests to it, between requests (0: off).",
+    )
+    maintenance_delete_files: int = setting(
+        0,
+        parse=_count(0),
+        label="Maintain past N delete files",
+        description="Maintain a table once it has this many live delete files (0: off).",
+    )
+    snapshot_retention_hours: int = setting(
+        168,  # 7 days
+        parse=_count(0),
+        label="Snapshot retention (hours)",
+        description="Maintenance expires snapshots older than this.",
     )
 
+    def __post_init__(self) -> None:
+        if self.catalog_type is CatalogType.REST and self.jar_source is JarSource.BUNDLED:
+            # The runtime jar on PyPI lacks Iceberg's shaded HttpClient 5, which the REST client
+            # needs: it would fail on the first request with a NoClassDefFoundError.
+            raise ConfigurationError(
+                "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
+                "HTTP client the REST catalog uses)"
+            )
 
-# --- Which warehouses a request may name (set by the operator, never by a request) ----------
 
-# The operator's allow-list, when not given as ``serve --allowed-warehouse``: comma-separated.
+# The operator's allow-list, when not given as ``--allowed-warehouses``: comma-separated.
 ALLOWED_WAREHOUSES_ENV: Final = "SPARK_DESTINATION_ALLOWED_WAREHOUSES"
 
 
-def allowed_warehouses_from_env(environ: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(w.strip() for w in environ.get(ALLOWED_WAREHOUSES_ENV, "").split(",") if w.strip())
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorConfig:
+    """What only the operator sets (flags, environment), never a request."""
+
+    allowed_warehouses: tuple[str, ...] = setting(
+        (),
+        parse=_locations,
+        label="Allowed warehouses",
+        description="A warehouse path or URI requests may use, with everything inside it; "
+        "repeatable or comma-separated (unset: any).",
+        flag_aliases=("allowed-warehouse",),
+        env=ALLOWED_WAREHOUSES_ENV,
+        repeatable=True,
+    )
+
+
+def parse_settings(model: type[S], texts: Mapping[str, str]) -> S:
+    """``model`` from text values by key; empty values take the declared defaults."""
+    values: dict[str, Any] = {}
+    for key, meta in settings_of(model):
+        text = texts.get(key, "").strip()
+        if not text:
+            continue
+        try:
+            values[key] = meta.parse(text)
+        except InvalidValue as exc:
+            raise ConfigurationError(f"{key} {exc}") from None
+    return model(**values)
+
+
+def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
+    return parse_settings(DestinationConfig, configuration)
+
+
+def check_known_keys(configuration: Mapping[str, str]) -> None:
+    """Refuse keys the model does not declare (a typo would otherwise be a silent default)."""
+    known = [key for key, _ in settings_of(DestinationConfig)]
+    unknown = sorted(set(configuration) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown configuration key(s) {', '.join(map(repr, unknown))}; known keys: "
+            + ", ".join(known)
+        )
+
+
+def operator_config(flags: Mapping[str, str], environ: Mapping[str, str]) -> OperatorConfig:
+    """The operator's settings: each from its flag, else its environment variable."""
+    texts = {
+        key: flags.get(key) or (environ.get(meta.env, "") if meta.env else "")
+        for key, meta in settings_of(OperatorConfig)
+    }
+    return parse_settings(OperatorConfig, texts)
+
+
+# --- Which warehouses a request may name (the operator's allow-list) ------------------------
 
 
 def _normalized(location: str) -> tuple[str, str]:
@@ -256,6 +511,6 @@ def check_warehouse_allowed(warehouse: str, allowed: tuple[str, ...]) -> None:
     if not warehouse_allowed(warehouse, allowed):
         raise ConfigurationError(
             f"warehouse {warehouse!r} is not one this server allows: its operator limits "
-            f"requests to a list of warehouse locations (serve --allowed-warehouse, "
+            f"requests to a list of warehouse locations (serve --allowed-warehouses, "
             f"{ALLOWED_WAREHOUSES_ENV}); choose a warehouse inside one of them"
         )

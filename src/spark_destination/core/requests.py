@@ -52,28 +52,31 @@ class TruncateRequest:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BatchFiles:
+    """The files of a WriteBatch or WriteHistoryBatch, by kind, and how to read them."""
+
+    replace: tuple[str, ...] = ()
+    update: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+    params: FileParams = field(default_factory=FileParams)
+    # Never printed: a repr that showed keys would leak them into logs and tracebacks.
+    keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteBatchRequest:
     schema: str
     table: Table
-    replace_files: tuple[str, ...] = ()
-    update_files: tuple[str, ...] = ()
-    delete_files: tuple[str, ...] = ()
-    file_params: FileParams = field(default_factory=FileParams)
-    # Never printed: a repr that showed keys would leak them into logs and tracebacks.
-    keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    files: BatchFiles = field(default_factory=BatchFiles)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteHistoryBatchRequest:
     schema: str
     table: Table
+    files: BatchFiles = field(default_factory=BatchFiles)
+    # History mode's own kind of file (its keys are in ``files.keys``).
     earliest_start_files: tuple[str, ...] = ()
-    replace_files: tuple[str, ...] = ()
-    update_files: tuple[str, ...] = ()
-    delete_files: tuple[str, ...] = ()
-    file_params: FileParams = field(default_factory=FileParams)
-    keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
-
 
 
 # --- Migrate (MigrationDetails): one frozen dataclass per operation, a closed union ----------
@@ -184,6 +187,25 @@ class MigrateRequest:
     operation: MigrationOperation
 
 
+# The requests that change one table, planned against that table's current state.
+TableChange = (
+    CreateTableRequest
+    | AlterTableRequest
+    | TruncateRequest
+    | WriteBatchRequest
+    | WriteHistoryBatchRequest
+)
+
+
+def target_of(request: TableChange | DescribeTableRequest) -> TableName:
+    """The table a request names."""
+    match request:
+        case TruncateRequest() | DescribeTableRequest():
+            return request.target
+        case _:
+            return TableName(schema=request.schema, table=request.table.name)
+
+
 Request = (
     DescribeTableRequest
     | CreateTableRequest
@@ -193,4 +215,3 @@ Request = (
     | WriteHistoryBatchRequest
     | MigrateRequest
 )
-

@@ -47,15 +47,9 @@ from spark_destination.planner.ir import (
     Plan,
     RowOp,
     StageBatchOp,
-    StagedFile,
 )
-from spark_destination.planner.tables import (
-    check_decryption_keys,
-    filter_key,
-    resolve_columns,
-    table_ref,
-)
-from spark_destination.planner.write import BATCH_VIEW, sentinel
+from spark_destination.planner.tables import filter_key, resolve_columns, staged_files, table_ref
+from spark_destination.planner.write import BATCH_VIEW, NO_FILES, sentinel
 
 HISTORY_COLUMNS = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
 
@@ -77,20 +71,20 @@ def plan_write_history_batch(
     request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str
 ) -> Plan:
     ref = table_ref(catalog, request.schema, request.table.name)
-    if current is None:
-        raise InvalidRequestError(
-            f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "
-            "come before WriteHistoryBatch"
-        )
-    files = (
-        *(StagedFile(kind=FileKind.EARLIEST_START, path=p) for p in request.earliest_start_files),
-        *(StagedFile(kind=FileKind.UPDATE, path=p) for p in request.update_files),
-        *(StagedFile(kind=FileKind.REPLACE, path=p) for p in request.replace_files),
-        *(StagedFile(kind=FileKind.DELETE, path=p) for p in request.delete_files),
+    batch = request.files
+    current, files = staged_files(
+        "WriteHistoryBatch",
+        request,
+        current,
+        (
+            (FileKind.EARLIEST_START, request.earliest_start_files),
+            (FileKind.UPDATE, batch.update),
+            (FileKind.REPLACE, batch.replace),
+            (FileKind.DELETE, batch.delete),
+        ),
     )
     if not files:
-        return Plan(ops=(), noop_reason="the request names no batch files")
-    check_decryption_keys(request.file_params, request.keys, files)
+        return NO_FILES
     missing_history = [c for c in HISTORY_COLUMNS if current.column(c) is None]
     if missing_history:
         raise InvalidRequestError(
@@ -106,7 +100,7 @@ def plan_write_history_batch(
             f"WriteHistoryBatch for {request.table.name!r} lacks column(s) "
             f"{', '.join(repr(k) for k in missing)}"
         )
-    params = request.file_params
+    params = batch.params
     null_string = sentinel(params.null_string)
     unmodified_string = sentinel(params.unmodified_string)
     return Plan(

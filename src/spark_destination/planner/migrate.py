@@ -44,6 +44,7 @@ from spark_destination.core.model import (
     HISTORY_END,
     HISTORY_START,
     SYNCED,
+    Column,
     Table,
 )
 from spark_destination.core.names import check_not_reserved
@@ -142,13 +143,13 @@ def plan_migrate(request: MigrateRequest, tables: Tables, *, catalog: str, targe
 # --- single-table operations ----------------------------------------------------------------
 
 
-def _update_column_value(op: UpdateColumnValue, ref: TableRef, table: Table) -> Plan:
-    column = table_column(table, op.column)
-    value = null_or(op.value)
+def _set_column_value(
+    ref: TableRef, table: Table, column: Column, value: str | None, refusal: str
+) -> Plan:
+    """Every row's ``column`` set to ``value`` (checked first); never a key column."""
     if column.primary_key:
         raise InvalidRequestError(
-            f"column {column.name!r} of {table.name!r} is part of the primary key; "
-            "update_column_value would give every row the same key"
+            f"column {column.name!r} of {table.name!r} is part of the primary key; {refusal}"
         )
     return Plan(
         ops=(
@@ -158,22 +159,19 @@ def _update_column_value(op: UpdateColumnValue, ref: TableRef, table: Table) -> 
     )
 
 
+def _update_column_value(op: UpdateColumnValue, ref: TableRef, table: Table) -> Plan:
+    column = table_column(table, op.column)
+    refusal = "update_column_value would give every row the same key"
+    return _set_column_value(ref, table, column, null_or(op.value), refusal)
+
+
 def _add_column_with_default(op: AddColumnWithDefaultValue, ref: TableRef, table: Table) -> Plan:
     value = null_or(op.default_value)
     existing = table.column(op.column)
     if existing is not None:
         # Fivetran still sends the operation when the column exists: skip the ADD, still fill.
-        if existing.primary_key:
-            raise InvalidRequestError(
-                f"column {existing.name!r} of {table.name!r} is part of the primary key; "
-                "its value cannot be set for every row"
-            )
-        return Plan(
-            ops=(
-                *check_value_ops(existing, value),
-                SetColumnValueOp(table=ref, column=existing, value=value),
-            )
-        )
+        refusal = "its value cannot be set for every row"
+        return _set_column_value(ref, table, existing, value, refusal)
     column = new_column(table, op.column, op.column_type)
     ops: list[Op] = [*check_value_ops(column, value), *add_column_ops(ref, table, column)]
     if value is not None:

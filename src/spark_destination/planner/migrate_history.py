@@ -74,12 +74,7 @@ def add_column_in_history(op: AddColumnInHistoryMode, ref: TableRef, table: Tabl
     ops: list[Op] = []
     if column is None:
         column = new_column(table, op.column, op.column_type)
-        ops += check_value_ops(column, value)
-        ops.append(
-            CheckHistoryStartOp(
-                table=ref, start=HISTORY_START, active=HISTORY_ACTIVE, operation_timestamp=at
-            )
-        )
+        ops += [*check_value_ops(column, value), _check_start(ref, at)]
         ops += add_column_ops(ref, table, column)
         columns = (*table.columns, column)
     else:
@@ -88,12 +83,7 @@ def add_column_in_history(op: AddColumnInHistoryMode, ref: TableRef, table: Tabl
             raise InvalidRequestError(
                 f"column {column.name!r} of {table.name!r} is a key or history column"
             )
-        ops += check_value_ops(column, value)
-        ops.append(
-            CheckHistoryStartOp(
-                table=ref, start=HISTORY_START, active=HISTORY_ACTIVE, operation_timestamp=at
-            )
-        )
+        ops += [*check_value_ops(column, value), _check_start(ref, at)]
         columns = table.columns
     ops.append(_history_change(ref, columns, key, column, value, at, only_non_null=False))
     return Plan(ops=tuple(ops))
@@ -110,12 +100,17 @@ def drop_column_in_history(op: DropColumnInHistoryMode, ref: TableRef, table: Ta
         )
     return Plan(
         ops=(
-            CheckHistoryStartOp(
-                table=ref, start=HISTORY_START, active=HISTORY_ACTIVE, operation_timestamp=at
-            ),
+            _check_start(ref, at),
             # The physical column stays: older versions keep their values.
             _history_change(ref, table.columns, key, column, None, at, only_non_null=True),
         )
+    )
+
+
+def _check_start(ref: TableRef, at: datetime) -> CheckHistoryStartOp:
+    """No version may start after the operation (it would be rewritten into the past)."""
+    return CheckHistoryStartOp(
+        table=ref, start=HISTORY_START, active=HISTORY_ACTIVE, operation_timestamp=at
     )
 
 
@@ -146,11 +141,13 @@ def _history_change(
 def sync_mode(
     request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
 ) -> Plan:
+    ref = table_ref(catalog, request.schema, request.table)
+    deleted = op.soft_deleted_column or DELETED
     match op.type:
         case SyncModeMigrationType.SOFT_DELETE_TO_HISTORY:
-            return _soft_delete_to_history(request, op, tables, catalog)
+            return _soft_delete_to_history(ref, _table(request, tables), deleted)
         case SyncModeMigrationType.HISTORY_TO_SOFT_DELETE:
-            return _history_to_soft_delete(request, op, tables, catalog)
+            return _history_to_soft_delete(ref, _table(request, tables), deleted)
         case (
             SyncModeMigrationType.SOFT_DELETE_TO_LIVE
             | SyncModeMigrationType.HISTORY_TO_LIVE
@@ -164,12 +161,11 @@ def sync_mode(
             assert_never(op.type)
 
 
-def _soft_delete_to_history(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
-) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table)
-    table = require_table(request, tables.get(request.table))
-    deleted = op.soft_deleted_column or DELETED
+def _table(request: MigrateRequest, tables: Tables) -> Table:
+    return require_table(request, tables.get(request.table))
+
+
+def _soft_delete_to_history(ref: TableRef, table: Table, deleted: str) -> Plan:
     if not is_history(table):
         no_history_columns(table)
         deleted_column = table.column(deleted)
@@ -192,7 +188,7 @@ def _soft_delete_to_history(
     start = table.column(HISTORY_START)
     assert start is not None
     if start.primary_key:
-        return Plan(ops=(), noop_reason=f"{request.table!r} is already a history-mode table")
+        return Plan(ops=(), noop_reason=f"{table.name!r} is already a history-mode table")
     if table.column(deleted) is not None:
         raise InvalidRequestError(
             f"table {table.name!r} has the history columns and the soft-delete column "
@@ -215,12 +211,7 @@ def _finish_history(ref: TableRef, columns: Sequence[Column]) -> list[Op]:
     ]
 
 
-def _history_to_soft_delete(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
-) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table)
-    table = require_table(request, tables.get(request.table))
-    deleted = op.soft_deleted_column or DELETED
+def _history_to_soft_delete(ref: TableRef, table: Table, deleted: str) -> Plan:
     if not is_history(table):
         if table.column(deleted) is not None and not any(table.column(c) for c in HISTORY_COLUMNS):
             # Done by an earlier attempt; rewrite the metadata in its final form.

@@ -12,10 +12,12 @@ from spark_destination.core.model import (
     Column,
     DataType,
     Encryption,
+    FileKind,
     FileParams,
     Table,
 )
 from spark_destination.core.names import check_not_reserved
+from spark_destination.core.requests import WriteBatchRequest, WriteHistoryBatchRequest
 from spark_destination.planner.ir import StagedFile, TableRef
 
 # Key types whose batch values bind as literals that compare exactly with the stored values
@@ -99,6 +101,24 @@ def check_decryption_keys(
     missing = [f.path for f in files if f.path not in keys]
     if missing:
         raise InvalidRequestError(f"no decryption key for batch file(s): {', '.join(missing)}")
+
+
+def staged_files(
+    rpc: str,
+    request: WriteBatchRequest | WriteHistoryBatchRequest,
+    current: Table | None,
+    order: Sequence[tuple[FileKind, Sequence[str]]],
+) -> tuple[Table, tuple[StagedFile, ...]]:
+    """A batch request's table (it must exist) and its files in processing ``order``, each
+    encrypted one with its key."""
+    if current is None:
+        raise InvalidRequestError(
+            f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "
+            f"come before {rpc}"
+        )
+    files = tuple(StagedFile(kind=kind, path=path) for kind, paths in order for path in paths)
+    check_decryption_keys(request.files.params, request.files.keys, files)
+    return current, files
 
 
 def _names(names: Sequence[str]) -> str:

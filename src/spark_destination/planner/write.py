@@ -12,17 +12,17 @@ from spark_destination.planner.ir import (
     MergeBatchOp,
     Plan,
     StageBatchOp,
-    StagedFile,
 )
 from spark_destination.planner.tables import (
-    check_decryption_keys,
     filter_key,
     merge_key,
     resolve_columns,
+    staged_files,
     table_ref,
 )
 
 BATCH_VIEW: Final = "sd_batch"
+NO_FILES: Final = Plan(ops=(), noop_reason="the request names no batch files")
 
 
 def sentinel(value: str) -> str | None:
@@ -32,19 +32,19 @@ def sentinel(value: str) -> str | None:
 
 def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catalog: str) -> Plan:
     ref = table_ref(catalog, request.schema, request.table.name)
-    if current is None:
-        raise InvalidRequestError(
-            f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "
-            "come before WriteBatch"
-        )
-    files = (
-        *(StagedFile(kind=FileKind.REPLACE, path=p) for p in request.replace_files),
-        *(StagedFile(kind=FileKind.UPDATE, path=p) for p in request.update_files),
-        *(StagedFile(kind=FileKind.DELETE, path=p) for p in request.delete_files),
+    batch = request.files
+    current, files = staged_files(
+        "WriteBatch",
+        request,
+        current,
+        (
+            (FileKind.REPLACE, batch.replace),
+            (FileKind.UPDATE, batch.update),
+            (FileKind.DELETE, batch.delete),
+        ),
     )
     if not files:
-        return Plan(ops=(), noop_reason="the request names no batch files")
-    check_decryption_keys(request.file_params, request.keys, files)
+        return NO_FILES
     columns = resolve_columns(request.table, current)
     key = merge_key(current)
     missing_key = [k for k in key if k not in {c.name for c in columns}]
@@ -53,7 +53,7 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
             f"WriteBatch for {request.table.name!r} lacks key column(s) "
             f"{', '.join(repr(k) for k in missing_key)}"
         )
-    params = request.file_params
+    params = batch.params
     return Plan(
         ops=(
             StageBatchOp(
@@ -71,7 +71,7 @@ def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catal
                 key=key,
                 null_string=sentinel(params.null_string),
                 unmodified_string=sentinel(params.unmodified_string),
-                has_upserts=bool(request.replace_files),
+                has_upserts=bool(batch.replace),
                 filter_key=filter_key(columns, key),
             ),
         )

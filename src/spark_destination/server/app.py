@@ -1,25 +1,32 @@
-"""Start the gRPC server."""
+"""The gRPC server: built on a port, run until a signal stops it (and Spark with it)."""
 
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from concurrent import futures
+from types import FrameType
 from typing import Final
 
 import grpc
 
+from spark_destination.core.errors import DestinationError
 from spark_destination.runtime.spark import scratch
+from spark_destination.server.addresses import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    grpc_address,
+    listening_on,
+)
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
 from spark_destination.service.engine import Engine
 
 log = logging.getLogger("spark_destination.server")
 
-DEFAULT_PORT: Final = 50052
-DEFAULT_HOST: Final = "127.0.0.1"
-# gRPC binds "[::]" as one dual-stack socket (IPv6 and IPv4), or as IPv4 0.0.0.0 alone where the
-# machine has no IPv6: exactly what Fivetran asks of a destination (reference §1).
-ALL_INTERFACES: Final = "::"
+# Logged once a prewarmed server's Spark runs (tools wait for it).
+SPARK_READY: Final = "Spark is ready"
 # Fivetran's documented maximum message size, both directions.
 MAX_MESSAGE_BYTES: Final = 128 * 1024 * 1024
 
@@ -49,7 +56,7 @@ def create_server(
         options=options,
     )
     pb_grpc.add_DestinationConnectorServicer_to_server(DestinationServicer(engine), server)
-    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    address = grpc_address(host, port)
     try:
         bound = server.add_insecure_port(address)
     except RuntimeError as exc:  # grpcio raises instead of returning 0 since 1.5x
@@ -59,12 +66,45 @@ def create_server(
     return server, bound
 
 
-def serve(engine: Engine, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    server, bound = create_server(engine, host=host, port=port)
-    server.start()
-    log.info("spark-destination listening on %s:%d", host, bound)
+def run_server(engine: Engine, *, host: str, port: int, prewarm: bool) -> int:
+    """Serve until SIGTERM or SIGINT, then stop the server and Spark (waiting for the JVM).
+
+    A port that is taken is a SEVERE log line and exit code 1. With ``prewarm`` Spark starts
+    in the background at once (gRPC answers meanwhile), so the first request does not pay for
+    it; "Spark is ready" is logged when it has.
+    """
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s; shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
-        server.wait_for_termination()
-    except KeyboardInterrupt:
-        log.info("shutting down")
-        server.stop(grace=5).wait()
+        server, bound = create_server(engine, host=host, port=port, exclusive_port=True)
+    except OSError as exc:
+        log.error("%s", exc)
+        return 1
+    server.start()
+    log.info("spark-destination listening on %s", listening_on(host, bound))
+    if prewarm:
+        threading.Thread(target=_prewarm, args=(engine,), name="prewarm", daemon=True).start()
+    # A bounded wait, so the signal handler runs promptly on every platform.
+    while not stop.wait(0.5):
+        pass
+    server.stop(grace=5).wait()
+    engine.sessions.stop()
+    log.info("stopped")
+    return 0
+
+
+def _prewarm(engine: Engine) -> None:
+    try:
+        engine.sessions.root(engine.config({}))
+        log.info(SPARK_READY)
+    except DestinationError as exc:
+        # The first request retries and reports it to Fivetran.
+        log.warning("starting Spark at start-up failed: %s", exc.loggable)
+    except Exception as exc:
+        log.error("starting Spark at start-up failed: %s", type(exc).__name__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import assert_never
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -20,6 +21,7 @@ from spark_destination.core.requests import (
     AddColumnInHistoryMode,
     AddColumnWithDefaultValue,
     AlterTableRequest,
+    BatchFiles,
     CopyColumn,
     CopyTable,
     CopyTableToHistoryMode,
@@ -33,6 +35,7 @@ from spark_destination.core.requests import (
     RenameTable,
     SoftTruncate,
     SyncModeMigrationType,
+    TableChange,
     TableName,
     TableSyncModeMigration,
     TruncateRequest,
@@ -125,15 +128,23 @@ def truncate_from_proto(request: pb.TruncateRequest) -> TruncateRequest:
     )
 
 
+def batch_files_from_proto(
+    request: pb.WriteBatchRequest | pb.WriteHistoryBatchRequest,
+) -> BatchFiles:
+    return BatchFiles(
+        replace=tuple(request.replace_files),
+        update=tuple(request.update_files),
+        delete=tuple(request.delete_files),
+        params=file_params_from_proto(request.file_params),
+        keys=dict(request.keys),
+    )
+
+
 def write_batch_from_proto(request: pb.WriteBatchRequest) -> WriteBatchRequest:
     return WriteBatchRequest(
         schema=request.schema_name,
         table=table_from_proto(request.table),
-        replace_files=tuple(request.replace_files),
-        update_files=tuple(request.update_files),
-        delete_files=tuple(request.delete_files),
-        file_params=file_params_from_proto(request.file_params),
-        keys=dict(request.keys),
+        files=batch_files_from_proto(request),
     )
 
 
@@ -141,13 +152,45 @@ def write_history_from_proto(request: pb.WriteHistoryBatchRequest) -> WriteHisto
     return WriteHistoryBatchRequest(
         schema=request.schema_name,
         table=table_from_proto(request.table),
+        files=batch_files_from_proto(request),
         earliest_start_files=tuple(request.earliest_start_files),
-        replace_files=tuple(request.replace_files),
-        update_files=tuple(request.update_files),
-        delete_files=tuple(request.delete_files),
-        file_params=file_params_from_proto(request.file_params),
-        keys=dict(request.keys),
     )
+
+
+ChangeMessage = (
+    pb.CreateTableRequest
+    | pb.AlterTableRequest
+    | pb.TruncateRequest
+    | pb.WriteBatchRequest
+    | pb.WriteHistoryBatchRequest
+)
+
+
+def change_from_proto(request: ChangeMessage) -> TableChange:
+    """A request that changes one table, as its dataclass."""
+    match request:
+        case pb.CreateTableRequest():
+            return create_from_proto(request)
+        case pb.AlterTableRequest():
+            return alter_from_proto(request)
+        case pb.TruncateRequest():
+            return truncate_from_proto(request)
+        case pb.WriteBatchRequest():
+            return write_batch_from_proto(request)
+        case pb.WriteHistoryBatchRequest():
+            return write_history_from_proto(request)
+        case _:
+            assert_never(request)
+
+
+def name_of(request: ChangeMessage | pb.DescribeTableRequest) -> str:
+    """``'schema'.'table'`` of a request, for log lines (read before anything is parsed)."""
+    match request:
+        case pb.TruncateRequest() | pb.DescribeTableRequest():
+            table = request.table_name
+        case _:
+            table = request.table.name
+    return f"{request.schema_name!r}.{table!r}"
 
 
 def migrate_from_proto(request: pb.MigrateRequest) -> MigrateRequest:
@@ -184,9 +227,7 @@ def migrate_from_proto(request: pb.MigrateRequest) -> MigrateRequest:
             operation = RenameTable(from_table=table.from_table, to_table=table.to_table)
         case "rename", "rename_column":
             renamed = details.rename.rename_column
-            operation = RenameColumn(
-                from_column=renamed.from_column, to_column=renamed.to_column
-            )
+            operation = RenameColumn(from_column=renamed.from_column, to_column=renamed.to_column)
         case "add", "add_column_with_default_value":
             add = details.add.add_column_with_default_value
             operation = AddColumnWithDefaultValue(

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import grpc
 
+from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import DestinationError, UnsupportedOperationError
 from spark_destination.server import form, mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -25,6 +26,13 @@ from spark_destination.service.engine import Engine
 log = logging.getLogger("spark_destination.server")
 
 R = TypeVar("R")
+Done = TypeVar(
+    "Done",
+    pb.CreateTableResponse,
+    pb.AlterTableResponse,
+    pb.TruncateResponse,
+    pb.WriteBatchResponse,
+)
 
 
 def failure_message(exc: BaseException) -> str:
@@ -72,7 +80,7 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         self, request: pb.CapabilitiesRequest, context: grpc.ServicerContext
     ) -> pb.CapabilitiesResponse:
         # The request carries no configuration: the server's defaults (``serve`` flags) decide.
-        parquet = self._engine.config({}).batch_file_format == "parquet"
+        parquet = self._engine.config({}).batch_file_format is BatchFileFormat.PARQUET
         return pb.CapabilitiesResponse(batch_file_format=pb.PARQUET if parquet else pb.CSV)
 
     def Test(  # noqa: N802
@@ -102,86 +110,51 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
 
         return self._call(
             "DescribeTable",
-            _name(request.schema_name, request.table_name),
+            mapping.name_of(request),
             run,
             lambda m: pb.DescribeTableResponse(task=common.Task(message=m)),
         )
 
-    def CreateTable(  # noqa: N802
+    def _change(self, rpc: str, request: mapping.ChangeMessage, answer: type[Done]) -> Done:
+        """An RPC that changes one table: success, or a task saying why not."""
+
+        def run() -> Done:
+            self._engine.apply(request.configuration, mapping.change_from_proto(request))
+            return answer(success=True)
+
+        return self._call(
+            rpc, mapping.name_of(request), run, lambda m: answer(task=common.Task(message=m))
+        )
+
+    def CreateTable(  # noqa: N802 - gRPC method names
         self, request: pb.CreateTableRequest, context: grpc.ServicerContext
     ) -> pb.CreateTableResponse:
-        return self._call(
-            "CreateTable",
-            _name(request.schema_name, request.table.name),
-            lambda: _done(
-                pb.CreateTableResponse,
-                self._engine.create_table(
-                    request.configuration, mapping.create_from_proto(request)
-                ),
-            ),
-            lambda m: pb.CreateTableResponse(task=common.Task(message=m)),
-        )
+        return self._change("CreateTable", request, pb.CreateTableResponse)
 
     def AlterTable(  # noqa: N802
         self, request: pb.AlterTableRequest, context: grpc.ServicerContext
     ) -> pb.AlterTableResponse:
-        return self._call(
-            "AlterTable",
-            _name(request.schema_name, request.table.name),
-            lambda: _done(
-                pb.AlterTableResponse,
-                self._engine.alter_table(request.configuration, mapping.alter_from_proto(request)),
-            ),
-            lambda m: pb.AlterTableResponse(task=common.Task(message=m)),
-        )
+        return self._change("AlterTable", request, pb.AlterTableResponse)
 
     def Truncate(  # noqa: N802
         self, request: pb.TruncateRequest, context: grpc.ServicerContext
     ) -> pb.TruncateResponse:
-        return self._call(
-            "Truncate",
-            _name(request.schema_name, request.table_name),
-            lambda: _done(
-                pb.TruncateResponse,
-                self._engine.truncate(request.configuration, mapping.truncate_from_proto(request)),
-            ),
-            lambda m: pb.TruncateResponse(task=common.Task(message=m)),
-        )
+        return self._change("Truncate", request, pb.TruncateResponse)
 
     def WriteBatch(  # noqa: N802
         self, request: pb.WriteBatchRequest, context: grpc.ServicerContext
     ) -> pb.WriteBatchResponse:
-        return self._call(
-            "WriteBatch",
-            _name(request.schema_name, request.table.name),
-            lambda: _done(
-                pb.WriteBatchResponse,
-                self._engine.write_batch(
-                    request.configuration, mapping.write_batch_from_proto(request)
-                ),
-            ),
-            lambda m: pb.WriteBatchResponse(task=common.Task(message=m)),
-        )
+        return self._change("WriteBatch", request, pb.WriteBatchResponse)
 
     def WriteHistoryBatch(  # noqa: N802
         self, request: pb.WriteHistoryBatchRequest, context: grpc.ServicerContext
     ) -> pb.WriteBatchResponse:
-        return self._call(
-            "WriteHistoryBatch",
-            _name(request.schema_name, request.table.name),
-            lambda: _done(
-                pb.WriteBatchResponse,
-                self._engine.write_history_batch(
-                    request.configuration, mapping.write_history_from_proto(request)
-                ),
-            ),
-            lambda m: pb.WriteBatchResponse(task=common.Task(message=m)),
-        )
+        return self._change("WriteHistoryBatch", request, pb.WriteBatchResponse)
 
     def Migrate(  # noqa: N802
         self, request: pb.MigrateRequest, context: grpc.ServicerContext
     ) -> pb.MigrateResponse:
-        name = _name(request.details.schema, request.details.table)
+        name = f"{request.details.schema!r}.{request.details.table!r}"
 
         def run() -> pb.MigrateResponse:
             try:
@@ -195,21 +168,3 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         return self._call(
             "Migrate", name, run, lambda m: pb.MigrateResponse(task=common.Task(message=m))
         )
-
-
-def _name(schema: str, table: str) -> str:
-    return f"{schema!r}.{table!r}"
-
-
-Done = TypeVar(
-    "Done",
-    pb.CreateTableResponse,
-    pb.AlterTableResponse,
-    pb.TruncateResponse,
-    pb.WriteBatchResponse,
-)
-
-
-def _done(response: type[Done], result: object) -> Done:
-    del result
-    return response(success=True)

@@ -15,28 +15,30 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
-from spark_destination.core.config import DestinationConfig, check_warehouse_allowed, parse_config
+from spark_destination.core.config import (
+    CatalogType,
+    DestinationConfig,
+    check_warehouse_allowed,
+    parse_config,
+)
 from spark_destination.core.errors import (
     ConfigurationError,
     InvalidRequestError,
 )
 from spark_destination.core.model import Table
 from spark_destination.core.requests import (
-    AlterTableRequest,
-    CreateTableRequest,
     DescribeTableRequest,
     MigrateRequest,
-    TruncateRequest,
+    TableChange,
     WriteBatchRequest,
     WriteHistoryBatchRequest,
+    target_of,
 )
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
-from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import (
     ListNamespacesOp,
     Plan,
@@ -45,11 +47,7 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
-from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.tables import table_ref
-from spark_destination.planner.truncate import plan_truncate
-from spark_destination.planner.write import plan_write_batch
-from spark_destination.runtime.batch.parquet_files import BatchFileFormat
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.execute import warehouse_lock
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
@@ -62,10 +60,7 @@ from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 from spark_destination.service.auto_maintenance import MaintenanceScheduler
-
-if TYPE_CHECKING:
-
-    pass
+from spark_destination.service.planning import plan_change
 
 __all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
 
@@ -181,63 +176,28 @@ class Engine:
         self, configuration: Mapping[str, str], request: DescribeTableRequest
     ) -> Table | None:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.target.schema, request.target.table)
-        return self._executor(config).describe(ref)
-
-    def create_table(self, configuration: Mapping[str, str], request: CreateTableRequest) -> Result:
-        config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
-        return self._apply(
-            config, ref, lambda current: plan_create_table(request, current, catalog=config.catalog)
+        target = target_of(request)
+        return self._executor(config).describe(
+            table_ref(config.catalog, target.schema, target.table)
         )
 
-    def alter_table(self, configuration: Mapping[str, str], request: AlterTableRequest) -> Result:
+    def apply(self, configuration: Mapping[str, str], request: TableChange) -> Result:
+        """Plan a request that changes one table against the table as it is, and run it."""
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
+        target = target_of(request)
+        ref = table_ref(config.catalog, target.schema, target.table)
+        batch = None
+        if isinstance(request, WriteBatchRequest | WriteHistoryBatchRequest):
+            files = request.files
+            batch = Batch(
+                keys=files.keys, params=files.params, file_format=config.batch_file_format
+            )
         return self._apply(
             config,
             ref,
-            lambda current: plan_alter_table(
+            lambda current: plan_change(
                 request, current, catalog=config.catalog, target=self._dialect
             ),
-        )
-
-    def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
-        config = self.config(configuration)
-        ref = table_ref(config.catalog, request.target.schema, request.target.table)
-        return self._apply(
-            config, ref, lambda current: plan_truncate(request, current, catalog=config.catalog)
-        )
-
-    def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
-        config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(
-            keys=request.keys,
-            params=request.file_params,
-            file_format=BatchFileFormat(config.batch_file_format),
-        )
-        return self._apply(
-            config,
-            ref,
-            lambda current: plan_write_batch(request, current, catalog=config.catalog),
-            batch,
-        )
-
-    def write_history_batch(
-        self, configuration: Mapping[str, str], request: WriteHistoryBatchRequest
-    ) -> Result:
-        config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
-        batch = Batch(
-            keys=request.keys,
-            params=request.file_params,
-            file_format=BatchFileFormat(config.batch_file_format),
-        )
-        return self._apply(
-            config,
-            ref,
-            lambda current: plan_write_history_batch(request, current, catalog=config.catalog),
             batch,
         )
 
@@ -344,8 +304,6 @@ def _report(what: str, outcome: Outcome) -> Result:
 def _claim_warehouse(config: DestinationConfig) -> None:
     """Lock a Hadoop catalog's warehouse folder: only its commits are unsafe across processes
     (a REST or Hive catalog arbitrates commits itself)."""
-    from spark_destination.runtime.spark.catalogs import CatalogType
-
     spec = settings_for(config).catalog_spec
     if spec.type is CatalogType.HADOOP:
         warehouse_lock.claim(spec.warehouse)

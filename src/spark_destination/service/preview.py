@@ -2,47 +2,24 @@
 
 from __future__ import annotations
 
-from typing import assert_never
-
-from spark_destination.core.config import parse_config
-from spark_destination.core.requests import (
-    AlterTableRequest,
-    CreateTableRequest,
-    DescribeTableRequest,
-    MigrateRequest,
-    TruncateRequest,
-    WriteBatchRequest,
-    WriteHistoryBatchRequest,
-)
+from spark_destination.core.requests import DescribeTableRequest, MigrateRequest
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import Statement
-from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
-from spark_destination.planner.schema import plan_alter_table, plan_create_table, plan_describe
-from spark_destination.planner.truncate import plan_truncate
-from spark_destination.planner.write import plan_write_batch
+from spark_destination.planner.schema import plan_describe
+from spark_destination.service.planning import plan_change
 from spark_destination.service.request_json import PreviewInput
 
 
 def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
-    catalog = parse_config(preview.configuration).catalog
+    catalog = preview.config.catalog
     request = preview.request
     match request:
-        case CreateTableRequest():
-            return plan_create_table(request, preview.existing, catalog=catalog)
-        case AlterTableRequest():
-            return plan_alter_table(request, preview.existing, catalog=catalog, target=dialect)
         case DescribeTableRequest():
             return plan_describe(request, catalog=catalog)
-        case TruncateRequest():
-            return plan_truncate(request, preview.existing, catalog=catalog)
-        case WriteBatchRequest():
-            return plan_write_batch(request, preview.existing, catalog=catalog)
-        case WriteHistoryBatchRequest():
-            return plan_write_history_batch(request, preview.existing, catalog=catalog)
         case MigrateRequest():
             own = {request.table: preview.existing}
             tables = {
@@ -51,7 +28,7 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
             }
             return plan_migrate(request, tables, catalog=catalog, target=dialect)
         case _:
-            assert_never(request)
+            return plan_change(request, preview.existing, catalog=catalog, target=dialect)
 
 
 def format_statements(statements: tuple[Statement, ...], noop_reason: str | None = None) -> str:

@@ -4,7 +4,7 @@
 {
   "request": "write_batch",              // create_table | alter_table | describe_table |
                                          // truncate | write_batch | write_history_batch
-  "configuration": {"catalog": "lake"},  // optional
+  "configuration": {"catalog": "lake"},  // optional; keys of core.config.DestinationConfig
   "schema": "sales",
   "table": {"name": "orders",
             "columns": [{"name": "id", "type": "INT", "primary_key": true},
@@ -51,6 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_destination.core.config import DestinationConfig, check_known_keys, parse_config
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import (
     Column,
@@ -66,6 +67,7 @@ from spark_destination.core.requests import (
     AddColumnInHistoryMode,
     AddColumnWithDefaultValue,
     AlterTableRequest,
+    BatchFiles,
     CopyColumn,
     CopyTable,
     CopyTableToHistoryMode,
@@ -92,7 +94,7 @@ from spark_destination.core.requests import (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreviewInput:
     request: Request
-    configuration: Mapping[str, str]
+    config: DestinationConfig
     existing: Table | None
     # Migrate only: the state of the other tables the operation names (None = missing).
     existing_tables: Mapping[str, Table | None] = field(default_factory=dict)
@@ -139,10 +141,24 @@ def _file_params(data: Mapping[str, Any]) -> FileParams:
     )
 
 
+def _batch_files(data: Mapping[str, Any], *more_kinds: str) -> BatchFiles:
+    kinds = ("replace_files", "update_files", "delete_files", *more_kinds)
+    return BatchFiles(
+        replace=tuple(data.get("replace_files", ())),
+        update=tuple(data.get("update_files", ())),
+        delete=tuple(data.get("delete_files", ())),
+        params=_file_params(data.get("file_params", {})),
+        # Preview never opens files: any key will do, so none is needed.
+        keys={path: b"" for kind in kinds for path in data.get(kind, ())},
+    )
+
+
 def parse_request(data: Mapping[str, Any]) -> PreviewInput:
     kind = str(data.get("request", ""))
     schema = str(data.get("schema", ""))
     configuration = {str(k): str(v) for k, v in data.get("configuration", {}).items()}
+    check_known_keys(configuration)
+    config = parse_config(configuration)
     table = parse_table(data["table"]) if "table" in data else None
     existing = parse_table(data["existing_table"]) if "existing_table" in data else table
     table_name = table.name if table else str(data.get("table_name", ""))
@@ -169,32 +185,14 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
             )
         case "write_batch":
             assert table is not None
-            request = WriteBatchRequest(
-                schema=schema,
-                table=table,
-                replace_files=tuple(data.get("replace_files", ())),
-                update_files=tuple(data.get("update_files", ())),
-                delete_files=tuple(data.get("delete_files", ())),
-                file_params=_file_params(data.get("file_params", {})),
-                # Preview never opens files: any key will do, so none is needed.
-                keys={
-                    p: b""
-                    for k in ("replace_files", "update_files", "delete_files")
-                    for p in data.get(k, ())
-                },
-            )
+            request = WriteBatchRequest(schema=schema, table=table, files=_batch_files(data))
         case "write_history_batch":
             assert table is not None
-            kinds = ("earliest_start_files", "replace_files", "update_files", "delete_files")
             request = WriteHistoryBatchRequest(
                 schema=schema,
                 table=table,
+                files=_batch_files(data, "earliest_start_files"),
                 earliest_start_files=tuple(data.get("earliest_start_files", ())),
-                replace_files=tuple(data.get("replace_files", ())),
-                update_files=tuple(data.get("update_files", ())),
-                delete_files=tuple(data.get("delete_files", ())),
-                file_params=_file_params(data.get("file_params", {})),
-                keys={p: b"" for k in kinds for p in data.get(k, ())},
             )
         case "migrate":
             name = str(data.get("table_name", table.name if table else ""))
@@ -206,17 +204,14 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                 for n, spec in data.get("existing_tables", {}).items()
             }
             return PreviewInput(
-                request=request,
-                configuration=configuration,
-                existing=existing,
-                existing_tables=others,
+                request=request, config=config, existing=existing, existing_tables=others
             )
         case _:
             raise InvalidRequestError(
                 f"unknown request {kind!r}; expected create_table, alter_table, describe_table, "
                 "truncate, write_batch, write_history_batch or migrate"
             )
-    return PreviewInput(request=request, configuration=configuration, existing=existing)
+    return PreviewInput(request=request, config=config, existing=existing)
 
 
 def parse_migration(data: Any) -> MigrationOperation:

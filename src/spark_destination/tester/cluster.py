@@ -25,11 +25,10 @@ from typing import IO, Final
 
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.java import java_home
-from spark_destination.tester.server_process import free_port
+from spark_destination.tester.server_process import LOOPBACK, free_port
 
 __all__ = ["LOOPBACK", "Cluster", "alive_workers", "free_port", "standalone_cluster"]
 
-LOOPBACK: Final = "127.0.0.1"
 MASTER_CLASS: Final = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS: Final = "org.apache.spark.deploy.worker.Worker"
 # The master and worker daemons need little heap; Spark's default is 1g each.

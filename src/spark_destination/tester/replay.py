@@ -93,10 +93,11 @@ class ReplayReport:
     def ok(self) -> bool:
         return self.error is None
 
+    def verdict(self) -> str:
+        return "OK" if self.error is None else f"FAILED: {self.error}"
+
     def text(self) -> str:
-        lines = [r.line() for r in self.results]
-        lines.append("OK" if self.error is None else f"FAILED: {self.error}")
-        return "\n".join(lines) + "\n"
+        return "\n".join([*(r.line() for r in self.results), self.verdict()]) + "\n"
 
 
 def expand_inputs(paths: Iterable[Path]) -> list[Path]:

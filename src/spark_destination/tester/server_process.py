@@ -1,81 +1,165 @@
 """Run ``spark-destination serve`` as a child process (its own JVM) for tests and tools.
 
 A Python process holds one SparkContext, so settings fixed at JVM start-up (``spark_conf``
-entries such as ``spark.redaction.regex``, another master) need a server process of their own.
+entries such as ``spark.redaction.regex``, another master) need a server process of their own;
+so do tests that kill a server. The child runs in its own process group, so ``kill`` takes its
+JVM with it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 
-READY_TIMEOUT_S = 60.0
+from spark_destination.server.app import SPARK_READY
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+
+LOOPBACK = "127.0.0.1"
+READY_TIMEOUT_S = 300.0
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((LOOPBACK, 0))
         return int(probe.getsockname()[1])
 
 
-@contextlib.contextmanager
-def server_process(
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    channel: grpc.Channel | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def address(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    @property
+    def stub(self) -> pb_grpc.DestinationConnectorStub:
+        if self.channel is None:
+            self.channel = grpc.insecure_channel(self.address)
+        return pb_grpc.DestinationConnectorStub(self.channel)
+
+    def _close_channel(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+
+    def stop(self) -> None:
+        """SIGTERM, as Fivetran stops it (the server stops Spark), then wait."""
+        self._close_channel()
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the server and its JVM (its process group)."""
+        self._close_channel()
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=60)
+        # The JVM may outlive the group kill for a moment; wait until it is gone.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _group_alive(self.process.pid):
+            time.sleep(0.1)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def start_server(
     *,
-    warehouse: Path,
     log_file: Path,
-    extra_args: Sequence[str] = (),
+    flags: Sequence[str] = (),
     env: dict[str, str] | None = None,
-) -> Iterator[str]:
-    """Start a server on a free loopback port, yield its address, stop it (always)."""
+    cwd: Path | None = None,
+    prewarm: bool = False,
+) -> ServerProcess:
+    """Start ``serve`` on a free loopback port with ``flags``; return once it answers gRPC
+    (with ``prewarm``: once Spark is ready too)."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "spark_destination.cli.main",
-        "serve",
-        "--port",
-        str(port),
-        "--warehouse",
-        str(warehouse),
-        *extra_args,
-    ]
-    with log_file.open("wb") as log:
+    command = [sys.executable, "-m", "spark_destination.cli", "serve", "--port", str(port)]
+    command += [*flags, *(["--prewarm"] if prewarm else [])]
+    with log_file.open("ab") as log:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             command,
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
         )
-        address = f"127.0.0.1:{port}"
-        try:
-            _wait_ready(address, process)
-            yield address
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    server = ServerProcess(process=process, port=port, log=log_file)
+    try:
+        _wait_ready(server, spark=prewarm)
+    except BaseException:
+        server.kill()
+        raise
+    return server
 
 
-def _wait_ready(address: str, process: subprocess.Popen[bytes]) -> None:
+@contextlib.contextmanager
+def server_process(
+    *,
+    log_file: Path,
+    flags: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    prewarm: bool = False,
+) -> Iterator[ServerProcess]:
+    """``start_server``, stopped (SIGTERM) afterwards whatever happens."""
+    server = start_server(log_file=log_file, flags=flags, env=env, cwd=cwd, prewarm=prewarm)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _wait_ready(server: ServerProcess, *, spark: bool) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
+    answering = False
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with code {process.returncode} before serving")
-        with grpc.insecure_channel(address) as channel:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=1.0)
-                return
-            except grpc.FutureTimeoutError:
-                continue
-    raise RuntimeError(f"server at {address} did not answer within {READY_TIMEOUT_S:.0f} s")
+        if server.process.poll() is not None:
+            raise RuntimeError(
+                f"server exited with code {server.process.returncode} before serving: "
+                + server.log.read_text(errors="replace")[-2000:]
+            )
+        if not answering:
+            with grpc.insecure_channel(server.address) as channel:
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=1.0)
+                    answering = True
+                except grpc.FutureTimeoutError:
+                    continue
+        if not spark or SPARK_READY in server.log.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(
+        f"server at {server.address} was not ready within {READY_TIMEOUT_S:.0f} s: "
+        + server.log.read_text(errors="replace")[-2000:]
+    )

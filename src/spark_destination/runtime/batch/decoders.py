@@ -16,8 +16,9 @@ from typing import Protocol, assert_never
 
 import pyarrow as pa
 
+from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.model import FileKind, FileParams
-from spark_destination.runtime.batch.parquet_files import BatchFileFormat, read_parquet_batch_file
+from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 

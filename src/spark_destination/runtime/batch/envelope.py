@@ -12,7 +12,8 @@ import io
 import os
 import zlib
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from dataclasses import dataclass
+from typing import BinaryIO, Final, Protocol
 
 import zstandard
 from cryptography.hazmat.primitives import padding
@@ -139,63 +140,63 @@ def _decrypt(chunks: Iterator[bytes], key: bytes, iv: bytes, path: str) -> Itera
         yield tail
 
 
-def _bad_compressed(path: str, codec: str) -> BatchFileError:
-    return BatchFileError(
-        f"batch file '{path}' is not valid {codec} data (wrong key or corrupted file?)"
-    )
+class _Decompressor(Protocol):
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: bytes) -> bytes: ...
 
 
-def _decompress_zstd(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
-    """Stream-decompress one or more concatenated zstd frames.
+@dataclass(frozen=True, slots=True)
+class _Codec:
+    name: str
+    unit: str  # what the stream is made of: zstd frames, gzip members
+    new: Callable[[], _Decompressor]
+    error: type[Exception]
 
-    Uses ``decompressobj`` rather than ``stream_reader`` because the reader silently returns
-    short (even empty) output for a truncated frame; ``eof`` lets us detect truncation.
+
+_ZSTD: Final = _Codec(
+    "zstd", "frame", lambda: zstandard.ZstdDecompressor().decompressobj(), zstandard.ZstdError
+)
+# zlib checks each gzip member's CRC32 trailer.
+_GZIP: Final = _Codec("gzip", "member", lambda: zlib.decompressobj(wbits=31), zlib.error)
+
+
+def _decompress(chunks: Iterator[bytes], path: str, codec: _Codec) -> Iterator[bytes]:
+    """Stream-decompress one or more concatenated zstd frames or gzip members.
+
+    Uses ``decompressobj`` rather than a stream reader because zstandard's reader silently
+    returns short (even empty) output for a truncated frame; ``eof`` lets us detect truncation.
     """
-    dctx = zstandard.ZstdDecompressor()
-    dobj = dctx.decompressobj()
+    dobj = codec.new()
     consumed_any = False
-    in_frame = False
+    in_unit = False
     for chunk in chunks:
         consumed_any = True
         data = chunk
         while data:
             try:
                 out = dobj.decompress(data)
-            except zstandard.ZstdError:
-                raise _bad_compressed(path, "zstd") from None
-            in_frame = not dobj.eof
+            except codec.error:
+                raise BatchFileError(
+                    f"batch file '{path}' is not valid {codec.name} data (wrong key or "
+                    "corrupted file?)"
+                ) from None
+            in_unit = not dobj.eof
             if out:
                 yield out
             data = dobj.unused_data if dobj.eof else b""
             if dobj.eof:
-                dobj = dctx.decompressobj()
+                dobj = codec.new()
     # An input of zero bytes decodes to nothing (as Python's gzip does); anything else must end
-    # on a frame boundary.
-    if consumed_any and in_frame:
-        raise BatchFileError(f"batch file '{path}' is truncated: the zstd stream ends mid-frame")
-
-
-def _decompress_gzip(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
-    """Stream-decompress one or more gzip members; zlib checks each member's CRC32 trailer."""
-    dobj = zlib.decompressobj(wbits=31)
-    consumed_any = False
-    in_member = False
-    for chunk in chunks:
-        consumed_any = True
-        data = chunk
-        while data:
-            try:
-                out = dobj.decompress(data)
-            except zlib.error:
-                raise _bad_compressed(path, "gzip") from None
-            in_member = not dobj.eof
-            if out:
-                yield out
-            data = dobj.unused_data if dobj.eof else b""
-            if dobj.eof:
-                dobj = zlib.decompressobj(wbits=31)
-    if consumed_any and in_member:
-        raise BatchFileError(f"batch file '{path}' is truncated: the gzip stream ends mid-member")
+    # on a frame (member) boundary.
+    if consumed_any and in_unit:
+        raise BatchFileError(
+            f"batch file '{path}' is truncated: the {codec.name} stream ends mid-{codec.unit}"
+        )
 
 
 def plain_chunks(
@@ -215,9 +216,9 @@ def plain_chunks(
             iv = fh.read(IV_BYTES)
             chunks = _decrypt(chunks, aes_key, iv, path)
         if params.compression is Compression.ZSTD:
-            chunks = _decompress_zstd(chunks, path)
+            chunks = _decompress(chunks, path, _ZSTD)
         elif params.compression is Compression.GZIP:
-            chunks = _decompress_gzip(chunks, path)
+            chunks = _decompress(chunks, path, _GZIP)
     except BaseException:
         fh.close()
         raise

@@ -13,7 +13,6 @@ Runtime layer: no pyspark here.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import zlib
 from collections.abc import Sequence
 from typing import Final
@@ -26,16 +25,9 @@ from spark_destination.core.errors import BatchFileError, InvalidRequestError
 from spark_destination.core.model import Compression, FileParams
 from spark_destination.runtime.batch.envelope import open_plain_stream
 
-__all__ = ["BatchFileFormat", "read_parquet_batch_file"]
+__all__ = ["read_parquet_batch_file"]
 
 PARQUET_MAGIC: Final = b"PAR1"
-
-
-class BatchFileFormat(enum.Enum):
-    """The batch-file format the destination announces in Capabilities (config key)."""
-
-    CSV = "csv"
-    PARQUET = "parquet"
 
 
 def _plaintext(path: str, key: bytes | None, params: FileParams) -> bytes:

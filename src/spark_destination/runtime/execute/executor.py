@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never
 
+from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import ExecutionError, InvalidRequestError, ValueConversionError
 from spark_destination.core.model import FileParams, Table
 from spark_destination.dialects.rendered import (
@@ -60,7 +61,6 @@ from spark_destination.planner.ir import (
     TruncateOp,
 )
 from spark_destination.runtime.batch.decoders import decoder_for
-from spark_destination.runtime.batch.parquet_files import BatchFileFormat
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
 from spark_destination.runtime.execute import faults, transient
 from spark_destination.runtime.execute.bound_sql import bound_sql

@@ -15,22 +15,14 @@ Further catalog properties (``io-impl``, ``s3.endpoint``, ``header.*``…) go th
 
 from __future__ import annotations
 
-import enum
 import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from spark_destination.core.config import check_catalog_name, is_uri
+from spark_destination.core.config import CatalogType, check_catalog_name, is_uri
 from spark_destination.core.errors import ConfigurationError
 
 ICEBERG_CATALOG_CLASS: Final = "org.apache.iceberg.spark.SparkCatalog"
-
-
-
-class CatalogType(enum.StrEnum):
-    HADOOP = "hadoop"
-    REST = "rest"
-    HIVE = "hive"
 
 
 # Catalog properties the destination sets itself; spark_conf may set any other one.

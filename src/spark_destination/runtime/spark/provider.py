@@ -131,8 +131,7 @@ def _stop_session(session: SparkSession) -> None:
 
 
 def settings_for(config: DestinationConfig) -> SparkSettings:
-    from spark_destination.runtime.spark.catalogs import CatalogType
-    from spark_destination.runtime.spark.session import JarSource, SparkSettings
+    from spark_destination.runtime.spark.session import SparkSettings
 
     return SparkSettings(
         master=config.spark_master,
@@ -142,9 +141,9 @@ def settings_for(config: DestinationConfig) -> SparkSettings:
         executor_memory=config.executor_memory,
         executor_cores=config.executor_cores,
         extra_packages=config.extra_packages,
-        catalog_type=CatalogType(config.catalog_type),
+        catalog_type=config.catalog_type,
         catalog_uri=config.catalog_uri,
         catalog_credential=config.catalog_credential,
-        jars_mode=JarSource(config.jar_source),
+        jars_mode=config.jar_source,
         extra_conf=config.spark_conf,
     )

@@ -12,7 +12,6 @@ processes and tests that never start Spark.
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import shutil
@@ -21,14 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from spark_destination.core.config import memory_bytes
+from spark_destination.core.config import CatalogType, DestinationConfig, JarSource, memory_bytes
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark import scratch
-from spark_destination.runtime.spark.catalogs import (
-    CatalogSpec,
-    CatalogType,
-    is_managed_key,
-)
+from spark_destination.runtime.spark.catalogs import CatalogSpec, is_managed_key
 from spark_destination.runtime.spark.jars import (
     ICEBERG_RUNTIME_GLOB,
     default_cache_dir,
@@ -52,15 +47,8 @@ DEFAULT_ICEBERG_VERSION = "1.10.2"
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
 
 
-class JarSource(enum.StrEnum):
-    """Where the Iceberg runtime comes from."""
-
-    # The runtime jar from the snowpark-connect-deps-iceberg wheel plus the relocated Jackson
-    # jar built from pyspark's own: no network needed.
-    BUNDLED = "bundled"
-    # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
-    # Maven Central at start-up.
-    MAVEN = "maven"
+# The configuration's defaults (core.config declares them) are the settings' defaults too.
+_DEFAULT: Final = DestinationConfig()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,10 +60,10 @@ class SparkSettings:
     the data. URIs (``file://``, ``s3a://``) and REST warehouse names are kept as given.
     """
 
-    master: str = "local[*]"
-    warehouse: str = "./warehouse"
-    catalog: str = "lake"
-    driver_memory: str = "2g"
+    master: str = _DEFAULT.spark_master
+    warehouse: str = _DEFAULT.warehouse
+    catalog: str = _DEFAULT.catalog
+    driver_memory: str = _DEFAULT.driver_memory
     # Per executor, on a cluster (spark.executor.memory / .cores); empty keeps Spark's default.
     executor_memory: str = ""
     executor_cores: int | None = None

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake
+from tests.support.destination import NULL, UNMOD, Destination, Lake
 
 # The canaries: neither may appear in a task message or in any log line.
 SECRET = "canary-row-value-7f3a9c"

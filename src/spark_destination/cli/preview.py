@@ -1,0 +1,38 @@
+"""``spark-destination preview``: the SQL a request would run, without Spark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_command(sub: Any) -> None:
+    command = sub.add_parser("preview", help="print the SQL a request would run (no Spark)")
+    command.add_argument(
+        "request", help="request JSON file (see spark_destination.service.request_json)"
+    )
+    command.add_argument(
+        "--dialect",
+        default="spark_iceberg",
+        help="SQL dialect to render: spark_iceberg (default) or databricks_delta",
+    )
+    command.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_destination.dialects.registry import dialect
+    from spark_destination.service.preview import preview
+    from spark_destination.service.request_json import parse_request
+
+    chosen = dialect(args.dialect)
+    data = json.loads(Path(args.request).read_text(encoding="utf-8"))
+    if isinstance(data, dict) and data.get("request") == "maintain":
+        from spark_destination.cli.maintain import preview_maintenance_json
+
+        sys.stdout.write(preview_maintenance_json(data, chosen))
+        return 0
+    sys.stdout.write(preview(parse_request(data), chosen))
+    return 0

@@ -1,0 +1,94 @@
+"""The last lines of ``demo`` and ``replay``: where the warehouse is and how to read a table
+with other engines (Iceberg is an open format: Spark SQL, pyiceberg and DuckDB read it as is).
+
+Every path printed is the real one: the warehouse, the table's folder and its newest metadata
+file, and the folder the DuckDB extension wheels install their extensions into.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from sqlglot import exp
+
+from spark_destination.core.config import CatalogType, DestinationConfig
+from spark_destination.dialects.quoting import qualified
+from spark_destination.runtime.spark.provider import settings_for
+from spark_destination.runtime.spark.session import DEFAULT_ICEBERG_VERSION, maven_coordinate
+
+# The DuckDB release whose Iceberg and Avro extensions ship as wheels (they load offline).
+DUCKDB_PACKAGES: Final = (
+    "duckdb==1.4.4 duckdb-ext-iceberg==1.4.4.20260205 duckdb-ext-avro==1.4.4.20260205"
+)
+_METADATA = re.compile(r"v(\d+)\.metadata\.json")
+
+
+def duckdb_extension_dir() -> str:
+    """Where the ``duckdb-ext-*`` wheels put their extensions (installed or not yet)."""
+    spec = importlib.util.find_spec("duckdb_ext")
+    if spec is not None and spec.submodule_search_locations:
+        return str(Path(next(iter(spec.submodule_search_locations))) / "extensions")
+    return str(Path(sysconfig.get_paths()["purelib"]) / "duckdb_ext" / "extensions")
+
+
+def newest_metadata(table_folder: str) -> str:
+    """The table's newest ``metadata/vN.metadata.json`` (Hadoop catalog layout)."""
+    folder = Path(table_folder) / "metadata"
+    versions = [
+        (int(m.group(1)), p)
+        for p in (folder.iterdir() if folder.is_dir() else ())
+        if (m := _METADATA.fullmatch(p.name))
+    ]
+    return str(max(versions)[1]) if versions else str(folder / "vN.metadata.json")
+
+
+def _duckdb(statement: exp.Expression) -> str:
+    return statement.sql("duckdb", normalize_functions=False) + ";"
+
+
+def _duckdb_set(name: str, value: exp.Expression) -> str:
+    item = exp.SetItem(this=exp.EQ(this=exp.column(name), expression=value))
+    return _duckdb(exp.Set(expressions=[item]))
+
+
+def reading_hints(config: DestinationConfig, schema: str, tables: Sequence[str]) -> str:
+    """~8 lines on reading the first of ``tables`` with Spark SQL, pyiceberg and DuckDB."""
+    spec = settings_for(config).catalog_spec
+    if spec.type is not CatalogType.HADOOP or not tables:
+        return ""
+    table = tables[0]
+    folder = f"{spec.warehouse.rstrip('/')}/{schema}/{table}"
+    prefix = f"spark.sql.catalog.{config.catalog}"
+    spark_select = exp.select("*").from_(
+        exp.to_table(qualified(config.catalog, schema, table), dialect="spark")
+    )
+    spark_sql = [
+        "spark-sql",
+        "--packages",
+        maven_coordinate(DEFAULT_ICEBERG_VERSION),
+        *("--conf", f"{prefix}=org.apache.iceberg.spark.SparkCatalog"),
+        *("--conf", f"{prefix}.type=hadoop"),
+        *("--conf", f"{prefix}.warehouse={spec.warehouse}"),
+        *("-e", spark_select.sql("spark")),
+    ]
+    scan = exp.Anonymous(this="iceberg_scan", expressions=[exp.Literal.string(folder)])
+    return "\n".join(
+        [
+            f"Warehouse: {spec.warehouse} (Iceberg tables, Hadoop catalog named "
+            f"{config.catalog}). Read {schema}.{table} from elsewhere:",
+            f"  Spark SQL: {shlex.join(spark_sql)}",
+            "  pyiceberg: from pyiceberg.table import StaticTable; "
+            f"StaticTable.from_metadata({newest_metadata(folder)!r}).scan().to_arrow()",
+            f"  DuckDB, offline (pip install {DUCKDB_PACKAGES}):",
+            "    " + _duckdb_set("extension_directory", exp.Literal.string(duckdb_extension_dir())),
+            "    " + _duckdb_set("autoinstall_known_extensions", exp.false()) + " LOAD iceberg;",
+            "    " + _duckdb(exp.select("*").from_(scan)),
+            "",
+        ]
+    )

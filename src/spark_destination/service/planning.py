@@ -1,0 +1,40 @@
+"""Which planner plans a request (pure): the one dispatch the engine and ``preview`` share."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from spark_destination.core.model import Table
+from spark_destination.core.requests import (
+    AlterTableRequest,
+    CreateTableRequest,
+    TableChange,
+    TruncateRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
+from spark_destination.planner.history import plan_write_history_batch
+from spark_destination.planner.ir import Plan
+from spark_destination.planner.schema import plan_alter_table, plan_create_table
+from spark_destination.planner.target import Target
+from spark_destination.planner.truncate import plan_truncate
+from spark_destination.planner.write import plan_write_batch
+
+
+def plan_change(
+    request: TableChange, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
+    """The plan of a request that changes one table, given that table as it is now."""
+    match request:
+        case CreateTableRequest():
+            return plan_create_table(request, current, catalog=catalog)
+        case AlterTableRequest():
+            return plan_alter_table(request, current, catalog=catalog, target=target)
+        case TruncateRequest():
+            return plan_truncate(request, current, catalog=catalog)
+        case WriteBatchRequest():
+            return plan_write_batch(request, current, catalog=catalog)
+        case WriteHistoryBatchRequest():
+            return plan_write_history_batch(request, current, catalog=catalog)
+        case _:
+            assert_never(request)

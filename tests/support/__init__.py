@@ -1,0 +1,1 @@
+"""Helpers and fixtures the test suites share (imported, never collected as tests)."""

@@ -1,0 +1,47 @@
+"""One stand-in for a SparkSession, for pure tests of the runtime (no JVM).
+
+It records every statement run (text and bound values) with the SQL settings in force at
+that moment, and answers each with the rows given (none by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+class FakeResult:
+    def __init__(self, rows: Sequence[tuple[Any, ...]] = ()) -> None:
+        self._rows = list(rows)
+
+    def collect(self) -> list[tuple[Any, ...]]:
+        return self._rows
+
+
+class FakeConf:
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self.values = dict(values or {})
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.values.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        self.values.pop(key, None)
+
+
+class FakeSession:
+    def __init__(
+        self, conf: Mapping[str, str] | None = None, rows: Sequence[tuple[Any, ...]] = ()
+    ) -> None:
+        self.conf = FakeConf(conf)
+        self._rows = rows
+        self.ran: list[tuple[str, dict[str, object] | None]] = []  # (SQL, bound values)
+        self.conf_when_ran: list[dict[str, str]] = []
+
+    def sql(self, text: str, args: dict[str, object] | None = None) -> FakeResult:
+        self.ran.append((text, args))
+        self.conf_when_ran.append(dict(self.conf.values))
+        return FakeResult(self._rows)
