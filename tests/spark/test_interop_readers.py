@@ -26,7 +26,7 @@ from pyiceberg.table import StaticTable
 from spark_destination.core.model import DataType
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.spark.conftest import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
