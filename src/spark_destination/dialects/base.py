@@ -19,18 +19,24 @@ from sqlglot import exp
 
 from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
+from spark_destination.dialects.skeletons import Skeletons
 
 # Every Fivetran type but UNSPECIFIED; a dialect's type table must name each of them.
 DECLARED_TYPES: Final = frozenset(t for t in DataType if t is not DataType.UNSPECIFIED)
 
 
 class KeyStyle(enum.Enum):
-    """How a table format records the primary key."""
+    """How a table format records the primary key, and the templates that write it."""
 
     # Iceberg: ``ALTER TABLE t SET IDENTIFIER FIELDS a, b`` (one statement replaces the key).
-    IDENTIFIER_FIELDS = "identifier fields"
+    IDENTIFIER_FIELDS = ("set_primary_key",)
     # Delta on Databricks: an informational ``PRIMARY KEY`` constraint (drop, then add).
-    PRIMARY_KEY_CONSTRAINT = "primary key constraint"
+    PRIMARY_KEY_CONSTRAINT = ("drop_primary_key", "add_primary_key")
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        names: tuple[str, ...] = self.value
+        return names
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +49,8 @@ class Dialect:
     # sqlglot version the golden snapshots were reviewed with (``pyproject.toml`` pins it).
     sqlglot_dialect: str
     sqlglot_version: str
-    # Folder under ``templates/`` with this dialect's statement skeletons; ``common`` is the
-    # fallback for skeletons every dialect shares.
-    templates: str
+    # This dialect's statement skeletons (``templates/<folder>``), checked when it is built.
+    skeletons: Skeletons
     # Properties every table gets, in order, before the destination's own.
     table_properties: tuple[tuple[str, str], ...]
     # The declared SQL type name of each Fivetran type (DECIMAL takes its params).
@@ -71,6 +76,9 @@ class Dialect:
     def __post_init__(self) -> None:
         if set(self.type_names) != DECLARED_TYPES:
             raise ValueError(f"dialect {self.name}: the type table must name every type")
+        self.skeletons.check(self.name)
+        if missing := set(self.key_style.templates) - self.skeletons.available:
+            raise ValueError(f"dialect {self.name}: {self.key_style.name} needs {sorted(missing)}")
 
     # --- types ----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Final
 
 from spark_destination.core.model import DataType
 from spark_destination.dialects.base import Dialect, KeyStyle
+from spark_destination.dialects.skeletons import Skeletons
 from spark_destination.dialects.spark_iceberg import SPARK_TYPE_NAMES
 
 DATABRICKS_DELTA: Final = Dialect(
@@ -22,7 +23,12 @@ DATABRICKS_DELTA: Final = Dialect(
     # every CAST into TRY_CAST when printed for Databricks (bad values -> silent NULLs).
     sqlglot_dialect="databricks",
     sqlglot_version="30.30",
-    templates="databricks_delta",
+    skeletons=Skeletons(
+        folder="databricks_delta",
+        overrides=frozenset({"create_namespace", "show_namespaces"}),
+        own=frozenset({"add_primary_key", "drop_primary_key"}),
+        commands=frozenset({"show_namespaces"}),
+    ),
     table_properties=(
         # Renames and drops are metadata-only, and column names may hold spaces and other
         # characters Parquet refuses (Delta column mapping, reader 2 / writer 5).

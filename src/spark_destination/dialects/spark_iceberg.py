@@ -7,6 +7,7 @@ from typing import Final
 
 from spark_destination.core.model import DataType
 from spark_destination.dialects.base import Dialect, KeyStyle
+from spark_destination.dialects.skeletons import Skeletons
 
 # Spark's names for the Fivetran types. NAIVE_TIME has no Spark/Iceberg type: it is stored as
 # text, validated on the way in (``values.unrepresentable``).
@@ -36,7 +37,11 @@ SPARK_ICEBERG: Final = Dialect(
     using="iceberg",
     sqlglot_dialect="spark",
     sqlglot_version="30.30",
-    templates="spark_iceberg",
+    skeletons=Skeletons(
+        folder="spark_iceberg",
+        own=frozenset({"set_primary_key", "maintenance_call", "table_health"}),
+        commands=frozenset({"set_primary_key", "maintenance_call", "show_namespaces"}),
+    ),
     # Merge-on-read measured 1.2-4x faster than copy-on-write for MERGE/UPDATE/DELETE here
     # (reference/spark-iceberg.md); format 2 is needed for it.
     table_properties=(
