@@ -43,7 +43,7 @@ from typing import Final
 import jinja2
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ErrorLevel, ParseError
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
 from spark_destination.core.errors import RenderError
 
@@ -228,11 +228,23 @@ def command_sql(read: str, skeleton: Skeleton) -> str:
 
 def parse_back(read: str, name: str, sql: str, *, command: bool, known_gap: bool) -> str:
     """``sql`` parsed back strictly with the dialect's reader and pretty-printed again: for the
-    tests and ``preview``, which check that this changes nothing. A command (``command``) must
-    parse as one and is returned as it is."""
+    tests and ``preview``, which check that this changes nothing.
+
+    A command (``command``) is returned as it is once its text tokenizes (every quoted name
+    and literal closes) and sqlglot either reads it as an opaque command or cannot read it at
+    all (Databricks' ``DESCRIBE DETAIL``); one that parses as a statement of the grammar should
+    have been rendered through the tree path, and is refused.
+    """
+    if command:
+        try:
+            sqlglot.Dialect.get_or_raise(read).tokenize(sql)
+        except TokenError as exc:
+            raise RenderError(f"rendered command does not tokenize: {exc}\n{sql}") from exc
     try:
         parsed = sqlglot.parse(sql, read=read, error_level=ErrorLevel.RAISE)
     except ParseError as exc:
+        if command:
+            return sql.strip()
         raise RenderError(f"rendered SQL does not parse: {exc}\n{sql}") from exc
     if len(parsed) != 1 or parsed[0] is None:
         raise RenderError(f"rendered SQL must be exactly one statement:\n{sql}")

@@ -40,6 +40,7 @@ from spark_destination.planner.ir import (
     MergeBatchOp,
     MergeHistoryOp,
     Op,
+    OptimizeOp,
     Plan,
     RemoveOrphanFilesOp,
     RenameColumnOp,
@@ -48,12 +49,12 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
     TableHealthOp,
     TruncateOp,
+    VacuumOp,
 )
 
 __all__ = ["render", "render_plan"]
@@ -89,7 +90,6 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | DropColumnsOp()
             | AlterColumnTypeOp()
             | DropNotNullOp()
-            | SetNotNullOp()
         ):
             return lower_ddl(r, op)
         case CheckLiteralOp() | CheckHistoryStartOp() | CheckConversionsOp() | CheckUniqueKeyOp():
@@ -114,6 +114,8 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | RewritePositionDeletesOp()
             | ExpireSnapshotsOp()
             | RemoveOrphanFilesOp()
+            | OptimizeOp()
+            | VacuumOp()
             | TableHealthOp()
         ):
             return (lower_maintenance(r, op),)

@@ -6,8 +6,9 @@ from types import MappingProxyType
 from typing import Final
 
 from spark_destination.core.model import DataType
-from spark_destination.dialects.base import Dialect, KeyStyle
+from spark_destination.dialects.base import DecimalWidening, Dialect, KeyStyle
 from spark_destination.dialects.skeletons import Skeletons
+from spark_destination.planner.target import Maintenance
 
 # Spark's names for the Fivetran types. NAIVE_TIME has no Spark/Iceberg type: it is stored as
 # text, validated on the way in (``values.unrepresentable``).
@@ -61,7 +62,8 @@ SPARK_ICEBERG: Final = Dialect(
     stored_as=MappingProxyType({DataType.SHORT: DataType.INT}),
     # Iceberg's type promotions: int -> long, float -> double, decimal precision up.
     widenings=frozenset({(DataType.INT, DataType.LONG), (DataType.FLOAT, DataType.DOUBLE)}),
-    widens_decimal_precision=True,
+    # Iceberg's decimal promotion: precision up, same scale.
+    decimal_widening=DecimalWidening.PRECISION,
     # Iceberg refuses floating-point identifier fields.
     key_types_refused=frozenset({DataType.FLOAT, DataType.DOUBLE}),
     key_style=KeyStyle.IDENTIFIER_FIELDS,
@@ -70,5 +72,6 @@ SPARK_ICEBERG: Final = Dialect(
     # Iceberg prunes data files and Parquet row groups by min/max statistics (and bloom
     # filters) for IN lists of at most 200 values (InclusiveMetricsEvaluator's limit).
     key_filter_slots=200,
+    maintenance=Maintenance.SNAPSHOT_PROCEDURES,
     executable=True,
 )

@@ -55,6 +55,7 @@ from spark_destination.planner.tables import (
     resolve_columns,
     table_ref,
 )
+from spark_destination.planner.target import Target
 from spark_destination.planner.write import BATCH_VIEW, sentinel
 
 HISTORY_COLUMNS = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
@@ -74,9 +75,9 @@ def history_key(table: Table) -> tuple[str, ...]:
 
 
 def plan_write_history_batch(
-    request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str
+    request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str, target: Target
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table.name)
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     if current is None:
         raise InvalidRequestError(
             f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "

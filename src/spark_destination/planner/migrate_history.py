@@ -54,7 +54,6 @@ from spark_destination.planner.migrate_steps import (
     require_table,
     table_column,
 )
-from spark_destination.planner.tables import table_ref
 
 
 def _history_table(table: Table, what: str) -> tuple[str, ...]:
@@ -144,13 +143,13 @@ def _history_change(
 
 
 def sync_mode(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
+    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, ref: TableRef
 ) -> Plan:
     match op.type:
         case SyncModeMigrationType.SOFT_DELETE_TO_HISTORY:
-            return _soft_delete_to_history(request, op, tables, catalog)
+            return _soft_delete_to_history(request, op, tables, ref)
         case SyncModeMigrationType.HISTORY_TO_SOFT_DELETE:
-            return _history_to_soft_delete(request, op, tables, catalog)
+            return _history_to_soft_delete(request, op, tables, ref)
         case (
             SyncModeMigrationType.SOFT_DELETE_TO_LIVE
             | SyncModeMigrationType.HISTORY_TO_LIVE
@@ -165,9 +164,8 @@ def sync_mode(
 
 
 def _soft_delete_to_history(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
+    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, ref: TableRef
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table)
     table = require_table(request, tables.get(request.table))
     deleted = op.soft_deleted_column or DELETED
     if not is_history(table):
@@ -216,9 +214,8 @@ def _finish_history(ref: TableRef, columns: Sequence[Column]) -> list[Op]:
 
 
 def _history_to_soft_delete(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
+    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, ref: TableRef
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table)
     table = require_table(request, tables.get(request.table))
     deleted = op.soft_deleted_column or DELETED
     if not is_history(table):

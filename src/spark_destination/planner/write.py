@@ -21,6 +21,7 @@ from spark_destination.planner.tables import (
     resolve_columns,
     table_ref,
 )
+from spark_destination.planner.target import Target
 
 BATCH_VIEW: Final = "sd_batch"
 
@@ -30,8 +31,10 @@ def sentinel(value: str) -> str | None:
     return value or None
 
 
-def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catalog: str) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table.name)
+def plan_write_batch(
+    request: WriteBatchRequest, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     if current is None:
         raise InvalidRequestError(
             f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "

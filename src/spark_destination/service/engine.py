@@ -181,19 +181,21 @@ class Engine:
         self, configuration: Mapping[str, str], request: DescribeTableRequest
     ) -> Table | None:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        ref = self._ref(config, request.target.schema, request.target.table)
         return self._executor(config).describe(ref)
 
     def create_table(self, configuration: Mapping[str, str], request: CreateTableRequest) -> Result:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
+        ref = self._ref(config, request.schema, request.table.name)
         return self._apply(
-            config, ref, lambda current: plan_create_table(request, current, catalog=config.catalog)
+            config, ref, lambda current: plan_create_table(
+                request, current, catalog=config.catalog, target=self._dialect
+            )
         )
 
     def alter_table(self, configuration: Mapping[str, str], request: AlterTableRequest) -> Result:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
+        ref = self._ref(config, request.schema, request.table.name)
         return self._apply(
             config,
             ref,
@@ -204,14 +206,16 @@ class Engine:
 
     def truncate(self, configuration: Mapping[str, str], request: TruncateRequest) -> Result:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.target.schema, request.target.table)
+        ref = self._ref(config, request.target.schema, request.target.table)
         return self._apply(
-            config, ref, lambda current: plan_truncate(request, current, catalog=config.catalog)
+            config, ref, lambda current: plan_truncate(
+                request, current, catalog=config.catalog, target=self._dialect
+            )
         )
 
     def write_batch(self, configuration: Mapping[str, str], request: WriteBatchRequest) -> Result:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
+        ref = self._ref(config, request.schema, request.table.name)
         batch = Batch(
             keys=request.keys,
             params=request.file_params,
@@ -220,7 +224,9 @@ class Engine:
         return self._apply(
             config,
             ref,
-            lambda current: plan_write_batch(request, current, catalog=config.catalog),
+            lambda current: plan_write_batch(
+                request, current, catalog=config.catalog, target=self._dialect
+            ),
             batch,
         )
 
@@ -228,7 +234,7 @@ class Engine:
         self, configuration: Mapping[str, str], request: WriteHistoryBatchRequest
     ) -> Result:
         config = self.config(configuration)
-        ref = table_ref(config.catalog, request.schema, request.table.name)
+        ref = self._ref(config, request.schema, request.table.name)
         batch = Batch(
             keys=request.keys,
             params=request.file_params,
@@ -237,14 +243,16 @@ class Engine:
         return self._apply(
             config,
             ref,
-            lambda current: plan_write_history_batch(request, current, catalog=config.catalog),
+            lambda current: plan_write_history_batch(
+                request, current, catalog=config.catalog, target=self._dialect
+            ),
             batch,
         )
 
     def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
         """Lock every table the operation names (in a fixed order), describe them, plan, run."""
         config = self.config(configuration)
-        refs = [table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)]
+        refs = [self._ref(config, request.schema, name) for name in migrate_tables(request)]
         locks = sorted(
             (((r.schema, r.name), self._lock(config, r)) for r in refs), key=lambda item: item[0]
         )
@@ -291,7 +299,7 @@ class Engine:
     ) -> MaintenanceReport:
         """Compact, expire and clean one table, holding its lock (no request runs meanwhile)."""
         config = self.config(configuration)
-        ref = table_ref(config.catalog, schema, table)
+        ref = self._ref(config, schema, table)
         with self._lock(config, ref):
             return self._maintain(config, ref, policy or policy_for(config), now)
 
@@ -303,9 +311,11 @@ class Engine:
         now: datetime | None,
     ) -> MaintenanceReport:
         executor = self._executor(config)
-        if executor.describe(ref) is None:
+        described = executor.describe(ref)
+        if described is None:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
-        plan = plan_maintenance(ref, policy, now=now or datetime.now(UTC))
+        now = now or datetime.now(UTC)
+        plan = plan_maintenance(ref, policy, now=now, target=self._dialect, key=described.key)
         report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
         self._maintenance.reset(self._key(config, ref))
         return report
@@ -321,6 +331,10 @@ class Engine:
 
     def wait_for_maintenance(self, timeout: float | None = None) -> None:
         self._maintenance.wait_idle(timeout)
+
+    def _ref(self, config: DestinationConfig, schema: str, table: str) -> TableRef:
+        """The table a request names, as this engine's dialect takes names."""
+        return table_ref(config.catalog, schema, table, target=self._dialect)
 
     def _render(self, plan: Plan) -> RenderedPlan:
         return render_plan(plan, self._dialect)

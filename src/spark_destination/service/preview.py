@@ -32,17 +32,19 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
     request = preview.request
     match request:
         case CreateTableRequest():
-            return plan_create_table(request, preview.existing, catalog=catalog)
+            return plan_create_table(request, preview.existing, catalog=catalog, target=dialect)
         case AlterTableRequest():
             return plan_alter_table(request, preview.existing, catalog=catalog, target=dialect)
         case DescribeTableRequest():
-            return plan_describe(request, catalog=catalog)
+            return plan_describe(request, catalog=catalog, target=dialect)
         case TruncateRequest():
-            return plan_truncate(request, preview.existing, catalog=catalog)
+            return plan_truncate(request, preview.existing, catalog=catalog, target=dialect)
         case WriteBatchRequest():
-            return plan_write_batch(request, preview.existing, catalog=catalog)
+            return plan_write_batch(request, preview.existing, catalog=catalog, target=dialect)
         case WriteHistoryBatchRequest():
-            return plan_write_history_batch(request, preview.existing, catalog=catalog)
+            return plan_write_history_batch(
+                request, preview.existing, catalog=catalog, target=dialect
+            )
         case MigrateRequest():
             own = {request.table: preview.existing}
             tables = {

@@ -7,7 +7,6 @@ from typing import assert_never
 
 from sqlglot import exp
 
-from spark_destination.core.errors import RenderError
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.quoting import identifier, table
@@ -23,7 +22,6 @@ from spark_destination.planner.ir import (
     DropTableOp,
     ListNamespacesOp,
     RenameColumnOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
@@ -41,7 +39,6 @@ DdlOp = (
     | DropColumnsOp
     | AlterColumnTypeOp
     | DropNotNullOp
-    | SetNotNullOp
 )
 
 
@@ -191,13 +188,6 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             sql = r.template("drop_not_null", context)
             summary = f"make column {op.column!r} of {op.table.name!r} nullable"
             return (r.statement(op, sql, summary),)
-        case SetNotNullOp():
-            if not r.dialect.changes_key_in_place:
-                raise RenderError(f"{r.dialect.name} cannot make a column NOT NULL in place")
-            context = ColumnContext(table=r.table(op.table), column=identifier(op.column))
-            sql = r.template("set_not_null", context)
-            summary = f"make column {op.column!r} of {op.table.name!r} NOT NULL"
-            return (r.statement(op, sql, summary, known_gap=True),)
         case _:
             assert_never(op)
 
@@ -208,8 +198,9 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
     summary = f"set the primary key of {op.table.name!r}"
     match r.dialect.key_style:
         case KeyStyle.IDENTIFIER_FIELDS:
-            if not op.columns:
-                raise RenderError(f"{r.dialect.name} cannot leave a table without key in place")
+            # Never empty: Iceberg cannot drop identifier fields in place, so the planner
+            # rewrites the table instead (``Target.changes_key_in_place``).
+            assert op.columns, "the planner never leaves identifier fields empty in place"
             summary = f"set identifier fields of {op.table.name!r}"
             sql = r.template("set_primary_key", ColumnsContext(table=table_name, columns=columns))
             return (r.statement(op, sql, summary),)
@@ -224,6 +215,18 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
             drop = r.statement(op, dropped, f"drop the primary key of {op.table.name!r} if any")
             if not op.columns:
                 return (drop,)
-            return (drop, r.statement(op, r.template("add_primary_key", context), summary))
+            # The key's columns must be NOT NULL: a table made by a query (a rewrite, a copy)
+            # has nullable columns. Delta checks the rows; a column already NOT NULL is kept.
+            not_null = tuple(
+                r.statement(
+                    op,
+                    r.template("set_not_null", ColumnContext(table=table_name, column=column)),
+                    f"make key column {name!r} of {op.table.name!r} NOT NULL",
+                    known_gap=True,
+                )
+                for name, column in zip(op.columns, columns, strict=True)
+            )
+            add = r.statement(op, r.template("add_primary_key", context), summary)
+            return (drop, *not_null, add)
         case _:
             assert_never(r.dialect.key_style)

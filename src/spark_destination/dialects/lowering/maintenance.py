@@ -1,8 +1,8 @@
-"""Lowering of table maintenance: Iceberg's ``CALL <catalog>.system.<procedure>(name => value)``
-and the health query over its metadata tables.
-
-Only dialects whose templates folder has ``maintenance_call`` / ``table_health`` (today
-``spark_iceberg``) render these; another dialect gets a ``RenderError`` naming it.
+"""Lowering of table maintenance, per ``Target.maintenance``: Iceberg's ``CALL
+<catalog>.system.<procedure>(name => value)`` and the health query over its metadata tables;
+Delta's ``OPTIMIZE``, ``VACUUM`` and ``DESCRIBE DETAIL``. The planner plans only the ops of the
+dialect's maintenance style (``planner.maintenance``); each style's templates are checked when
+the dialect is built (``base.MAINTENANCE_TEMPLATES``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
     MaintenanceOp,
+    OptimizeOp,
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
     TableHealthOp,
     TableRef,
+    VacuumOp,
 )
+from spark_destination.planner.target import Maintenance
 
 # Iceberg's procedure namespace inside every Iceberg catalog.
 SYSTEM_NAMESPACE: Final = "system"
@@ -61,6 +64,24 @@ class HealthContext:
     data_files_alias: exp.Identifier
     delete_files_alias: exp.Identifier
     snapshots_alias: exp.Identifier
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptimizeContext:
+    table: exp.Table
+    # Empty: compaction only.
+    cluster_by: list[exp.Identifier]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VacuumContext:
+    table: exp.Table
+    hours: exp.Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DetailContext:
+    table: exp.Table
 
 
 def _table_argument(table: TableRef) -> exp.Literal:
@@ -122,6 +143,24 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
             arguments.append(_timestamp("older_than", op.older_than))
             name = "remove_orphan_files"
             summary = f"remove unreferenced files older than {op.older_than.isoformat()}"
+        case OptimizeOp():
+            optimize = OptimizeContext(
+                table=r.table(table), cluster_by=[identifier(c) for c in op.cluster_by]
+            )
+            names = ", ".join(repr(c) for c in op.cluster_by)
+            clustered = f", clustered by {names}" if op.cluster_by else ""
+            summary = f"compact the data files of {table.name!r}{clustered}"
+            return r.statement(op, r.template("optimize", optimize), summary)
+        case VacuumOp():
+            vacuum = VacuumContext(table=r.table(table), hours=exp.Literal.number(op.retain_hours))
+            summary = (
+                f"delete the files of {table.name!r} no version of the last "
+                f"{op.retain_hours} hours references"
+            )
+            return r.statement(op, r.template("vacuum", vacuum), summary)
+        case TableHealthOp() if r.dialect.maintenance is Maintenance.OPTIMIZE_AND_VACUUM:
+            sql = r.template("table_health", DetailContext(table=r.table(table)))
+            return r.statement(op, sql, f"read the file count and size of {table.name!r}")
         case TableHealthOp():
             context = HealthContext(
                 data_files=_metadata_table(table, "data_files"),
