@@ -110,8 +110,15 @@ def _golden_cases() -> dict[str, Callable[[str], object]]:
     maintenance = test_golden_maintenance_sql
 
     def maintain(dialect: str) -> object:
-        plan = plan_maintenance(maintenance.ODD_TABLE, maintenance.POLICY, now=maintenance.NOW)
-        return render_plan(plan, DIALECTS[dialect])
+        chosen = DIALECTS[dialect]
+        table = getattr(maintenance, "TABLES", {}).get(dialect, maintenance.ODD_TABLE)
+        try:
+            plan = plan_maintenance(
+                table, maintenance.POLICY, now=maintenance.NOW, target=chosen, key=("id",)
+            )
+        except TypeError:  # a planner from before maintenance asked the target
+            plan = plan_maintenance(table, maintenance.POLICY, now=maintenance.NOW)
+        return render_plan(plan, chosen)
 
     cases["maintain"] = maintain
     return cases

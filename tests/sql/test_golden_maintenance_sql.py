@@ -28,16 +28,27 @@ from spark_destination.planner.ir import (
     VacuumOp,
 )
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.target import NameKind
 from spark_destination.service.preview import format_statements
 from tests.sql.conftest import assert_parses_back
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
-TABLES = {
-    "spark_iceberg": ODD_TABLE,
-    "databricks_delta": TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024"),
-}
+UNITY_ODD_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
+
+
+def _table(dialect: str) -> TableRef:
+    """The oddest of the two tables whose names the dialect's catalog takes."""
+    chosen = DIALECTS[dialect]
+    for table in (ODD_TABLE, UNITY_ODD_TABLE):
+        parts = ((NameKind.SCHEMA, table.schema), (NameKind.TABLE, table.name))
+        if all(chosen.name_problem(kind, name) is None for kind, name in parts):
+            return table
+    raise AssertionError(f"{dialect} takes neither table's names")
+
+
+TABLES = {dialect: _table(dialect) for dialect in DIALECTS}
 KEY = ("id", "at`time")
 NOW = datetime(2024, 5, 17, 8, 30, 12, 345678, tzinfo=UTC)
 POLICY = MaintenancePolicy(retention=timedelta(hours=168))

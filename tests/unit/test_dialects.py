@@ -34,7 +34,7 @@ def test_a_dialect_must_name_every_type() -> None:
 
 def test_only_the_default_dialect_runs_here() -> None:
     assert DEFAULT.executable
-    assert [d.name for d in DIALECTS.values() if not d.executable] == ["databricks_delta"]
+    assert not DIALECTS["databricks_delta"].executable
     assert all(d.missing for d in DIALECTS.values() if not d.executable)
     with pytest.raises(ConfigurationError, match="unknown dialect"):
         dialect("oracle")

@@ -251,3 +251,23 @@ def test_a_merge_of_a_known_shape_renders_without_parsing(
     wider = dataclasses.replace(other, columns=(*renamed, Column(name="w", type=DataType.LONG)))
     render(wider, SPARK_ICEBERG)
     assert parses
+
+
+def test_preview_parses_back_what_it_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine renders without parsing; ``preview`` checks every form it prints parses
+    back strictly and prints the same (here a parse-back that differs stops it)."""
+    from spark_destination.core.errors import RenderError
+    from spark_destination.service import preview as preview_module
+
+    statements = render_plan(PLAN, SPARK_ICEBERG)
+    assert preview_module.checked(statements, SPARK_ICEBERG) == statements
+    seen: list[str] = []
+
+    def differing(read: str, name: str, sql: str, **_: object) -> str:
+        seen.append(sql)
+        return sql + " "
+
+    monkeypatch.setattr(preview_module, "parse_back", differing)
+    with pytest.raises(RenderError, match="does not print back the same"):
+        preview_module.checked(statements, SPARK_ICEBERG)
+    assert seen

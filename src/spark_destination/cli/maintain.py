@@ -23,7 +23,7 @@ from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.tables import table_ref
-from spark_destination.service.preview import format_statements
+from spark_destination.service.preview import checked, format_statements
 
 if TYPE_CHECKING:
     from spark_destination.service.engine import Engine
@@ -56,7 +56,7 @@ def preview_maintenance(
     for name in tables:
         ref = table_ref(catalog, schema, name, target=dialect)
         plan = plan_maintenance(ref, policy, now=now, target=dialect, key=key)
-        parts.append(format_statements(render_plan(plan, dialect)))
+        parts.append(format_statements(checked(render_plan(plan, dialect), dialect)))
     return "\n".join(parts)
 
 
