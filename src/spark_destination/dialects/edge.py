@@ -101,7 +101,9 @@ def _placeholder(value: object, slots: list[exp.Expr]) -> str:
 def _finalize(context: jinja2.runtime.Context, value: object) -> object:
     """Every ``{{ … }}`` output: a tree becomes a placeholder; the template's own separators
     (``{{ "," if not loop.last }}``) stay as they are."""
-    if isinstance(value, jinja2.Undefined | _Placed) or value in ("", ","):
+    if isinstance(value, jinja2.Undefined | _Placed) or (
+        isinstance(value, str) and value in ("", ",")
+    ):
         return value
     slots: list[exp.Expr] = context[_SLOTS]
     return _placeholder(value, slots)
