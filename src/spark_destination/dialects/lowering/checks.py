@@ -44,7 +44,7 @@ class OutputsContext:
     """A one-row query over ``view`` (a table)."""
 
     outputs: list[exp.Expr]
-    view: exp.Expr
+    view: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +55,7 @@ class LiteralContext:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryStartContext:
     output: exp.Expr
-    table: exp.Expr
+    table: exp.Table
     where: exp.Expr
 
 
@@ -63,7 +63,7 @@ class HistoryStartContext:
 class UniqueKeyContext:
     output: exp.Expr
     row: exp.Expr
-    table: exp.Expr
+    table: exp.Table
     key: list[exp.Expr]
     repeated: exp.Expr
 

@@ -46,23 +46,23 @@ DdlOp = (
 class TableContext:
     """Statements about one table and nothing else (drop, describe)."""
 
-    table: exp.Expr
+    table: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NamespaceContext:
-    namespace: exp.Expr
+    namespace: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogContext:
-    catalog: exp.Expr
+    catalog: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTableContext:
-    table: exp.Expr
-    columns: list[exp.Expr]
+    table: exp.Table
+    columns: list[exp.ColumnDef]
     using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
 
@@ -71,40 +71,40 @@ class CreateTableContext:
 class ColumnsContext:
     """A table and column definitions or names (add, drop, set the primary key)."""
 
-    table: exp.Expr
+    table: exp.Table
     columns: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeyContext:
-    table: exp.Expr
-    columns: list[exp.Expr]
-    constraint: exp.Expr
+    table: exp.Table
+    columns: list[exp.Identifier]
+    constraint: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PropertiesContext:
-    table: exp.Expr
+    table: exp.Table
     properties: list[tuple[exp.Literal, exp.Literal]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RenameColumnContext:
-    table: exp.Expr
-    from_column: exp.Expr
-    to_column: exp.Expr
+    table: exp.Table
+    from_column: exp.Identifier
+    to_column: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnContext:
-    table: exp.Expr
-    column: exp.Expr
+    table: exp.Table
+    column: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnTypeContext:
-    table: exp.Expr
-    column: exp.Expr
+    table: exp.Table
+    column: exp.Identifier
     type: exp.DataType
 
 
@@ -193,7 +193,7 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
 
 
 def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
-    columns: list[exp.Expr] = [identifier(c) for c in op.columns]
+    columns = [identifier(c) for c in op.columns]
     table_name = r.table(op.table)
     summary = f"set the primary key of {op.table.name!r}"
     match r.dialect.key_style:
@@ -202,7 +202,8 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
             # rewrites the table instead (``Target.changes_key_in_place``).
             assert op.columns, "the planner never leaves identifier fields empty in place"
             summary = f"set identifier fields of {op.table.name!r}"
-            sql = r.template("set_primary_key", ColumnsContext(table=table_name, columns=columns))
+            keyed = ColumnsContext(table=table_name, columns=list(columns))
+            sql = r.template("set_primary_key", keyed)
             return (r.statement(op, sql, summary),)
         case KeyStyle.PRIMARY_KEY_CONSTRAINT:
             # A table has at most one primary key: drop any other first (both idempotent).

@@ -84,20 +84,20 @@ FILLED_TEMPLATE: Final = "merge_history_filled"
 class Cte:
     """One step of the source: its name and what it selects."""
 
-    name: exp.Expr
+    name: exp.Identifier
     select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RowsCte:
-    name: exp.Expr
-    view: exp.Expr
+    name: exp.Identifier
+    view: exp.Identifier
     select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllCte:
-    name: exp.Expr
+    name: exp.Identifier
     batch_select: list[exp.Expr]
     stored_select: list[exp.Expr]
     stored_where: exp.Expr
@@ -111,9 +111,9 @@ class ChangesSelect:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeHistoryContext:
-    table: exp.Expr
-    target: exp.Expr
-    source: exp.Expr
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
     rows: RowsCte
     all: AllCte
     windowed: Cte
@@ -124,7 +124,7 @@ class MergeHistoryContext:
     deleting: exp.Expr
     assignments: list[exp.Expr]
     inserting: exp.Expr
-    insert_columns: list[exp.Expr]
+    insert_columns: list[exp.Identifier]
     insert_values: list[exp.Expr]
 
 

@@ -61,22 +61,22 @@ STORED_ALIAS: Final = "b"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FilledVersionsContext:
-    table: exp.Expr
-    target: exp.Expr
-    source: exp.Expr
-    view: exp.Expr
-    per_key: exp.Expr
-    keys: list[exp.Expr]
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    view: exp.Identifier
+    per_key: exp.Identifier
+    keys: list[exp.Identifier]
     aggregates: list[exp.Expr]
-    newest_stored: exp.Expr
+    newest_stored: exp.Identifier
     stored_keys: list[exp.Expr]
     stored_values: exp.Expr
     stored_on: exp.Expr
     stored_where: exp.Expr
-    filled: exp.Expr
-    row_alias: exp.Expr
-    key_alias: exp.Expr
-    stored_alias: exp.Expr
+    filled: exp.Identifier
+    row_alias: exp.Identifier
+    key_alias: exp.Identifier
+    stored_alias: exp.Identifier
     filled_select: list[exp.Expr]
     row_on: exp.Expr
     base_on: exp.Expr

@@ -83,17 +83,17 @@ class VersionsClauses:
     ending: exp.Expr
     end_assignments: list[exp.Expr]
     inserting: exp.Expr
-    insert_columns: list[exp.Expr]
+    insert_columns: list[exp.Identifier]
     insert_values: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FullVersionsContext:
-    table: exp.Expr
-    target: exp.Expr
-    source: exp.Expr
-    view: exp.Expr
-    keyed: exp.Expr
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    view: exp.Identifier
+    keyed: exp.Identifier
     windows: list[exp.Expr]
     versions: list[exp.Expr]
     version_where: exp.Expr

@@ -73,7 +73,7 @@ _FIX: Final = "fix"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TruncateContext:
-    table: exp.Expr
+    table: exp.Table
     # Empty: delete the rows; else update them with these assignments.
     assignments: list[exp.Expr]
     where: exp.Expr
@@ -81,15 +81,15 @@ class TruncateContext:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetColumnValueContext:
-    table: exp.Expr
+    table: exp.Table
     assignment: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CopyRowsContext:
-    target: exp.Expr
-    source: exp.Expr
-    columns: list[exp.Expr]
+    target: exp.Table
+    source: exp.Table
+    columns: list[exp.Identifier]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,38 +97,38 @@ class HistoryRowsContext:
     """Rows of ``source`` (aliased ``s``) as first history versions, with the source's latest
     sync time from a one-row relation aliased ``m``."""
 
-    target: exp.Expr
-    source: exp.Expr
+    target: exp.Table
+    source: exp.Table
     select: list[exp.Expr]
-    s: exp.Expr
-    m: exp.Expr
+    s: exp.Identifier
+    m: exp.Identifier
     latest: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteContext:
-    table: exp.Expr
-    using: exp.Expr
+    table: exp.Table
+    using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
     select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteToHistoryContext:
-    table: exp.Expr
-    using: exp.Expr
+    table: exp.Table
+    using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
     select: list[exp.Expr]
-    s: exp.Expr
-    m: exp.Expr
+    s: exp.Identifier
+    m: exp.Identifier
     latest: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryColumnChangeContext:
-    table: exp.Expr
-    target: exp.Expr
-    source: exp.Expr
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
     insert_select: list[exp.Expr]
     open_where: exp.Expr
     change_select: list[exp.Expr]
@@ -138,15 +138,15 @@ class HistoryColumnChangeContext:
     close_assignments: list[exp.Expr]
     fix_assignment: exp.Expr
     inserting: exp.Expr
-    insert_columns: list[exp.Expr]
+    insert_columns: list[exp.Identifier]
     insert_values: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeepLatestContext:
-    table: exp.Expr
-    target: exp.Expr
-    source: exp.Expr
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
     select: list[exp.Expr]
     on: exp.Expr
     superseded: exp.Expr
