@@ -379,7 +379,12 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         )
         raw = read_batch_file(upsert_csv, key=files.keys[upsert_csv], params=PARAMS, columns=HEADER)
         spec = decode_spec(
-            plan_write_batch(bench.request(warm, replace=[upsert_csv]), warm, catalog="lake").ops[0]
+            plan_write_batch(
+                bench.request(warm, replace=[upsert_csv]),
+                warm,
+                catalog="lake",
+                target=SPARK_ICEBERG,
+            ).ops[0]
         )  # type: ignore[arg-type]
         typing = median_seconds(
             3,
@@ -405,7 +410,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         )
         base = bench.snapshot(target)
         request = bench.request(target, replace=[upsert_csv])
-        plan = plan_write_batch(request, target, catalog=bench.config.catalog)
+        plan = plan_write_batch(request, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
         upsert = bench.compare(
             lambda: bench.csv.apply({}, request), plan, args.runs, target, base
         )
@@ -459,7 +464,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             update=[files.write([update_row(i, rng) for i in update_ids])],
             delete=[files.write([row(i, rng) for i in delete_ids])],
         )
-        plan = plan_write_batch(mixed, target, catalog=bench.config.catalog)
+        plan = plan_write_batch(mixed, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
         both = bench.compare(
             lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base
         )
@@ -504,7 +509,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                 ),
             )
             hist_plan = plan_write_history_batch(
-                history_request, history, catalog=bench.config.catalog
+                history_request, history, catalog=bench.config.catalog, target=SPARK_ICEBERG
             )
             both = bench.compare(
                 functools.partial(bench.csv.write_history_batch, {}, history_request),
@@ -543,7 +548,9 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                 # One batch per pattern and size (a fresh batch per run would need a fresh
                 # floor staging per run); the runs alternate connector and floor.
                 small = bench.request(table, **small_batch(files, pattern, size, rng))
-                plan = plan_write_batch(small, table, catalog=bench.config.catalog)
+                plan = plan_write_batch(
+                    small, table, catalog=bench.config.catalog, target=SPARK_ICEBERG
+                )
                 both = bench.compare(
                     functools.partial(bench.csv.write_batch, {}, small),
                     plan,

@@ -168,6 +168,7 @@ def main() -> None:
             ),
             TABLE,
             catalog=config.catalog,
+            target=SPARK_ICEBERG,
         )
         statements = render_plan(plan, SPARK_ICEBERG)
         stage = next(s.op for s in statements if isinstance(s.op, StageBatchOp))

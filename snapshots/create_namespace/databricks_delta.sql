@@ -1,1 +1,1 @@
-CREATE SCHEMA IF NOT EXISTS `lake`.`my-schema.v2`
+-- refused before anything runs: schema name 'my-schema.v2' holds '.', which the catalog refuses in names (databricks_delta)

@@ -20,11 +20,15 @@ TBLPROPERTIES (
 ALTER TABLE `lake`.`sales`.`orders_copy`
 DROP PRIMARY KEY IF EXISTS;
 
--- 3. set the primary key of 'orders_copy'
+-- 3. make key column 'id' of 'orders_copy' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders_copy`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 4. set the primary key of 'orders_copy'
 ALTER TABLE `lake`.`sales`.`orders_copy`
 ADD CONSTRAINT `orders_copy_pk` PRIMARY KEY (`id`);
 
--- 4. copy the rows of 'orders' into 'orders_copy'
+-- 5. copy the rows of 'orders' into 'orders_copy'
 INSERT OVERWRITE TABLE `lake`.`sales`.`orders_copy`
 SELECT
   `id`,

@@ -22,11 +22,19 @@ TBLPROPERTIES (
 ALTER TABLE `lake`.`sales`.`orders_history`
 DROP PRIMARY KEY IF EXISTS;
 
--- 3. set the primary key of 'orders_history'
+-- 3. make key column 'id' of 'orders_history' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders_history`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 4. make key column '_fivetran_start' of 'orders_history' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders_history`
+ALTER COLUMN `_fivetran_start` SET NOT NULL;
+
+-- 5. set the primary key of 'orders_history'
 ALTER TABLE `lake`.`sales`.`orders_history`
 ADD CONSTRAINT `orders_history_pk` PRIMARY KEY (`id`, `_fivetran_start`);
 
--- 4. copy the rows of 'orders' into history table 'orders_history'
+-- 6. copy the rows of 'orders' into history table 'orders_history'
 INSERT OVERWRITE TABLE `lake`.`sales`.`orders_history`
 SELECT
   `s`.`id`,

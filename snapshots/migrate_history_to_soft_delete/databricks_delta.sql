@@ -33,11 +33,19 @@ WHEN MATCHED THEN UPDATE SET
 ALTER TABLE `lake`.`sales`.`orders`
 DROP PRIMARY KEY IF EXISTS;
 
--- 5. set the primary key of 'orders'
+-- 5. make key column 'id' of 'orders' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 6. make key column 'region' of 'orders' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `region` SET NOT NULL;
+
+-- 7. set the primary key of 'orders'
 ALTER TABLE `lake`.`sales`.`orders`
 ADD CONSTRAINT `orders_pk` PRIMARY KEY (`id`, `region`);
 
--- 6. drop 3 column(s) of 'orders'
+-- 8. drop 3 column(s) of 'orders'
 ALTER TABLE `lake`.`sales`.`orders`
 DROP COLUMNS (
   `_fivetran_start`,
@@ -45,7 +53,7 @@ DROP COLUMNS (
   `_fivetran_active`
 );
 
--- 7. set properties of 'orders'
+-- 9. set properties of 'orders'
 ALTER TABLE `lake`.`sales`.`orders`
   SET 
   TBLPROPERTIES (

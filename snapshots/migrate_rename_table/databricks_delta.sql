@@ -20,11 +20,15 @@ TBLPROPERTIES (
 ALTER TABLE `lake`.`sales`.`orders_new`
 DROP PRIMARY KEY IF EXISTS;
 
--- 3. set the primary key of 'orders_new'
+-- 3. make key column 'id' of 'orders_new' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders_new`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 4. set the primary key of 'orders_new'
 ALTER TABLE `lake`.`sales`.`orders_new`
 ADD CONSTRAINT `orders_new_pk` PRIMARY KEY (`id`);
 
--- 4. copy the rows of 'orders' into 'orders_new'
+-- 5. copy the rows of 'orders' into 'orders_new'
 INSERT OVERWRITE TABLE `lake`.`sales`.`orders_new`
 SELECT
   `id`,
@@ -35,5 +39,5 @@ SELECT
   `_fivetran_deleted`
 FROM `lake`.`sales`.`orders`;
 
--- 5. drop table 'orders'
+-- 6. drop table 'orders'
 DROP TABLE IF EXISTS `lake`.`sales`.`orders`;

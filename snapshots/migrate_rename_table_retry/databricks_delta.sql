@@ -2,11 +2,15 @@
 ALTER TABLE `lake`.`sales`.`orders_new`
 DROP PRIMARY KEY IF EXISTS;
 
--- 2. set the primary key of 'orders_new'
+-- 2. make key column 'id' of 'orders_new' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders_new`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 3. set the primary key of 'orders_new'
 ALTER TABLE `lake`.`sales`.`orders_new`
 ADD CONSTRAINT `orders_new_pk` PRIMARY KEY (`id`);
 
--- 3. copy the rows of 'orders' into 'orders_new'
+-- 4. copy the rows of 'orders' into 'orders_new'
 INSERT OVERWRITE TABLE `lake`.`sales`.`orders_new`
 SELECT
   `id`,
@@ -17,5 +21,5 @@ SELECT
   `_fivetran_deleted`
 FROM `lake`.`sales`.`orders`;
 
--- 4. drop table 'orders'
+-- 5. drop table 'orders'
 DROP TABLE IF EXISTS `lake`.`sales`.`orders`;

@@ -38,19 +38,27 @@ CROSS JOIN (
 ALTER TABLE `lake`.`sales`.`orders`
 DROP PRIMARY KEY IF EXISTS;
 
--- 3. set the primary key of 'orders'
+-- 3. make key column 'id' of 'orders' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `id` SET NOT NULL;
+
+-- 4. make key column '_fivetran_start' of 'orders' NOT NULL
+ALTER TABLE `lake`.`sales`.`orders`
+ALTER COLUMN `_fivetran_start` SET NOT NULL;
+
+-- 5. set the primary key of 'orders'
 ALTER TABLE `lake`.`sales`.`orders`
 ADD CONSTRAINT `orders_pk` PRIMARY KEY (`id`, `_fivetran_start`);
 
--- 4. make column '_fivetran_end' of 'orders' nullable
+-- 6. make column '_fivetran_end' of 'orders' nullable
 ALTER TABLE `lake`.`sales`.`orders`
 ALTER COLUMN `_fivetran_end` DROP NOT NULL;
 
--- 5. make column '_fivetran_active' of 'orders' nullable
+-- 7. make column '_fivetran_active' of 'orders' nullable
 ALTER TABLE `lake`.`sales`.`orders`
 ALTER COLUMN `_fivetran_active` DROP NOT NULL;
 
--- 6. set properties of 'orders'
+-- 8. set properties of 'orders'
 ALTER TABLE `lake`.`sales`.`orders`
   SET 
   TBLPROPERTIES (

@@ -6,8 +6,11 @@ import pytest
 import sqlglot
 from syrupy.assertion import SnapshotAssertion
 
-from spark_destination.core.model import Column, DataType, DecimalParams
+from spark_destination.core.model import Column, DataType, DecimalParams, Table
+from spark_destination.core.requests import AlterTableRequest
 from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import render_plan
+from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
     CheckConversionsOp,
@@ -15,9 +18,11 @@ from spark_destination.planner.ir import (
     ColumnChange,
     DropNotNullOp,
     Op,
+    Plan,
     RewriteTableOp,
     TableRef,
 )
+from spark_destination.service.preview import format_statements
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
@@ -85,9 +90,42 @@ CASES: dict[str, Op] = {
 }
 
 
+# Whole AlterTable plans, per dialect: where a decimal change is in place and where it
+# rewrites the table (Delta: DECIMAL(p, s) -> DECIMAL(p + k1, s + k2) iff k1 >= k2 >= 0;
+# Iceberg: precision up, same scale).
+DECIMAL_TABLE = Table(
+    name="orders", columns=(ID_INT, col("amount", DataType.DECIMAL, p=18, s=4))
+)
+PLANNED: dict[str, AlterTableRequest] = {
+    "alter_decimal_scale_down": AlterTableRequest(
+        schema="sales",
+        table=Table(name="orders", columns=(ID_INT, col("amount", DataType.DECIMAL, p=20, s=2))),
+    ),
+    "alter_decimal_scale_up": AlterTableRequest(
+        schema="sales",
+        table=Table(name="orders", columns=(ID_INT, col("amount", DataType.DECIMAL, p=22, s=6))),
+    ),
+}
+
+
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_alter_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
     assert golden_text(CASES[case], dialect) == sql_snapshot
+
+
+def _planned(case: str, dialect: str) -> Plan:
+    target = DIALECTS[dialect]
+    return plan_alter_table(PLANNED[case], DECIMAL_TABLE, catalog="lake", target=target)
+
+
+@pytest.mark.parametrize(("case", "dialect"), golden_params(PLANNED), ids=lambda v: v)
+def test_golden_alter_plan(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
+    plan = _planned(case, dialect)
+    chosen = DIALECTS[dialect]
+    statements = render_plan(plan, chosen)
+    for statement in statements:
+        assert_parses_back(statement, chosen)
+    assert format_statements(statements) == sql_snapshot
 
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)

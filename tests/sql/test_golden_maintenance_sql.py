@@ -1,6 +1,10 @@
 """Table maintenance as golden SQL: the whole ``maintain`` plan of one table (what ``maintain
---preview`` prints) and the health query the automatic mode runs. Iceberg only: other dialects
-refuse with a clear error."""
+--preview`` prints) and the health query the automatic mode runs, per dialect: Iceberg's
+procedures and metadata tables, Delta's OPTIMIZE, VACUUM and DESCRIBE DETAIL.
+
+Each dialect's case uses the oddest names its catalog takes: Iceberg's table has a period and
+spaces in its names; Unity Catalog refuses those (``test_unity_catalog_names_are_refused``),
+so Delta's has hyphens and backticks."""
 
 from __future__ import annotations
 
@@ -10,31 +14,54 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from spark_destination.cli.maintain import preview_maintenance, preview_maintenance_json
-from spark_destination.core.errors import RenderError
-from spark_destination.dialects.registry import DEFAULT, DIALECTS
+from spark_destination.core.errors import InvalidRequestError
+from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
+from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render, render_plan
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
+    OptimizeOp,
     RemoveOrphanFilesOp,
     TableHealthOp,
     TableRef,
+    VacuumOp,
 )
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.target import NameKind
 from spark_destination.service.preview import format_statements
+from tests.sql.conftest import assert_parses_back
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
+UNITY_ODD_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
+
+
+def _table(dialect: str) -> TableRef:
+    """The oddest of the two tables whose names the dialect's catalog takes."""
+    chosen = DIALECTS[dialect]
+    for table in (ODD_TABLE, UNITY_ODD_TABLE):
+        parts = ((NameKind.SCHEMA, table.schema), (NameKind.TABLE, table.name))
+        if all(chosen.name_problem(kind, name) is None for kind, name in parts):
+            return table
+    raise AssertionError(f"{dialect} takes neither table's names")
+
+
+TABLES = {dialect: _table(dialect) for dialect in DIALECTS}
+KEY = ("id", "at`time")
 NOW = datetime(2024, 5, 17, 8, 30, 12, 345678, tzinfo=UTC)
 POLICY = MaintenancePolicy(retention=timedelta(hours=168))
 
 
-def _maintain() -> str:
-    return format_statements(render_plan(plan_maintenance(ODD_TABLE, POLICY, now=NOW), DEFAULT))
+def _maintain(dialect: str) -> str:
+    chosen = DIALECTS[dialect]
+    plan = plan_maintenance(TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY)
+    return format_statements(render_plan(plan, chosen))
 
 
-def _health() -> str:
-    (statement,) = render(TableHealthOp(table=ODD_TABLE), DEFAULT)
+def _health(dialect: str) -> str:
+    (statement,) = render(TableHealthOp(table=TABLES[dialect]), DIALECTS[dialect])
     assert statement.sql is not None
     return statement.sql + "\n"
 
@@ -43,35 +70,78 @@ CASES = {"maintain": _maintain, "table_health": _health}
 
 
 @pytest.mark.parametrize(
-    ("case", "dialect"), [(c, "spark_iceberg") for c in CASES], ids=lambda v: v
+    ("case", "dialect"), [(c, d) for c in CASES for d in DIALECTS], ids=lambda v: v
 )
 def test_golden_maintenance_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    assert CASES[case]() == sql_snapshot
+    assert CASES[case](dialect) == sql_snapshot
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_maintenance_statements_parse_back(dialect: str) -> None:
+    chosen = DIALECTS[dialect]
+    plan = plan_maintenance(TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY)
+    for statement in render_plan(plan, chosen):
+        assert_parses_back(statement, chosen)
 
 
 def test_the_preview_is_the_plan_the_engine_runs() -> None:
-    assert preview_maintenance({}, ODD_TABLE.schema, [ODD_TABLE.name], POLICY, NOW) == _maintain()
+    table = TABLES["spark_iceberg"]
+    previewed = preview_maintenance({}, table.schema, [table.name], POLICY, NOW, key=KEY)
+    assert previewed == _maintain("spark_iceberg")
     assert (
         preview_maintenance_json(
-            {"request": "maintain", "schema": ODD_TABLE.schema, "table": ODD_TABLE.name,
+            {"request": "maintain", "schema": table.schema, "table": table.name,
              "retention_hours": 168, "now": "2024-05-17T08:30:12.345678Z"}
         )  # fmt: skip
-        == _maintain()
+        == _maintain("spark_iceberg")
     )
+    delta = TABLES["databricks_delta"]
+    request = {
+        "request": "maintain",
+        "schema": delta.schema,
+        "table": delta.name,
+        "retention_hours": 168,
+        "now": "2024-05-17T08:30:12.345678Z",
+        "key": list(KEY),
+    }
+    assert preview_maintenance_json(request, DATABRICKS_DELTA) == _maintain("databricks_delta")
 
 
-@pytest.mark.parametrize("name", [n for n in DIALECTS if n != DEFAULT.name])
-def test_other_dialects_refuse_maintenance(name: str) -> None:
-    with pytest.raises(RenderError, match=f"not available for dialect {name}"):
-        render(TableHealthOp(table=ODD_TABLE), DIALECTS[name])
+def test_each_dialect_plans_only_its_own_maintenance() -> None:
+    iceberg = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=SPARK_ICEBERG, key=KEY)
+    delta = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=DATABRICKS_DELTA, key=KEY)
+    assert not any(isinstance(op, OptimizeOp | VacuumOp) for op in iceberg.ops)
+    assert [type(op) for op in delta.ops] == [OptimizeOp, VacuumOp]
+    optimize, vacuum = delta.ops
+    assert isinstance(optimize, OptimizeOp) and optimize.cluster_by == KEY
+    assert isinstance(vacuum, VacuumOp) and vacuum.retain_hours == 168
+
+
+def test_delta_refuses_a_retention_its_vacuum_would_refuse() -> None:
+    """VACUUM fails under 168 hours while Delta's retention check is on: refused up front."""
+    short = MaintenancePolicy(retention=timedelta(hours=24))
+    with pytest.raises(InvalidRequestError, match="24 hours is below the 168 hours"):
+        plan_maintenance(ODD_TABLE, short, now=NOW, target=DATABRICKS_DELTA)
+    assert plan_maintenance(ODD_TABLE, short, now=NOW, target=SPARK_ICEBERG).ops
+    # A fraction of an hour rounds up: never less than asked.
+    longer = MaintenancePolicy(retention=timedelta(hours=168, minutes=1))
+    vacuum = plan_maintenance(ODD_TABLE, longer, now=NOW, target=DATABRICKS_DELTA).ops[1]
+    assert isinstance(vacuum, VacuumOp) and vacuum.retain_hours == 169
+
+
+def test_unity_catalog_names_are_refused() -> None:
+    with pytest.raises(InvalidRequestError, match="schema name 'my-schema.v2' holds"):
+        preview_maintenance({}, ODD_TABLE.schema, [ODD_TABLE.name], POLICY, NOW, DATABRICKS_DELTA)
 
 
 def test_retention_and_orphan_age() -> None:
-    plan = plan_maintenance(ODD_TABLE, MaintenancePolicy(retention=timedelta(0)), now=NOW)
+    plan = plan_maintenance(
+        ODD_TABLE, MaintenancePolicy(retention=timedelta(0)), now=NOW, target=SPARK_ICEBERG
+    )
     expire, orphans = plan.ops[2], plan.ops[3]
     assert isinstance(expire, ExpireSnapshotsOp) and isinstance(orphans, RemoveOrphanFilesOp)
     assert expire.older_than == NOW
     # Orphan removal never considers files younger than a day (in-flight writes).
     assert orphans.older_than == NOW - timedelta(days=1)
     no_orphans = MaintenancePolicy(retention=timedelta(hours=1), remove_orphans=False)
-    assert len(plan_maintenance(ODD_TABLE, no_orphans, now=NOW).ops) == 3
+    assert len(plan_maintenance(ODD_TABLE, no_orphans, now=NOW, target=SPARK_ICEBERG).ops) == 3

@@ -3,8 +3,10 @@ sqlglot version the project pins."""
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import resources
 
+import jinja2
 import pytest
 import sqlglot
 
@@ -18,41 +20,21 @@ from spark_destination.dialects.registry import DEFAULT, DIALECTS, dialect
 def test_each_dialect_matches_the_pinned_sqlglot_and_has_its_templates(name: str) -> None:
     chosen = DIALECTS[name]
     assert sqlglot.__version__.startswith(chosen.sqlglot_version + ".")
-    folder = resources.files("spark_destination") / "templates" / chosen.templates
+    folder = resources.files("spark_destination") / "templates" / chosen.skeletons.folder
     assert folder.is_dir()
-    if chosen.key_style is KeyStyle.IDENTIFIER_FIELDS:
-        assert (folder / "set_primary_key.sql.j2").is_file()
-    else:
-        assert (folder / "add_primary_key.sql.j2").is_file()
+    assert set(chosen.key_style.templates) <= chosen.skeletons.available
 
 
 def test_a_dialect_must_name_every_type() -> None:
     spark = DIALECTS["spark_iceberg"]
     partial = {t: n for t, n in spark.type_names.items() if t is not DataType.JSON}
     with pytest.raises(ValueError, match="every type"):
-        Dialect(
-            name="partial",
-            table_format="X",
-            using="x",
-            sqlglot_dialect="spark",
-            sqlglot_version="30.30",
-            templates="spark_iceberg",
-            table_properties=(),
-            type_names=partial,
-            stored_as={},
-            widenings=frozenset(),
-            widens_decimal_precision=False,
-            key_types_refused=frozenset(),
-            key_style=KeyStyle.IDENTIFIER_FIELDS,
-            changes_key_in_place=False,
-            key_filter_slots=0,
-            executable=False,
-        )
+        dataclasses.replace(spark, name="partial", type_names=partial)
 
 
 def test_only_the_default_dialect_runs_here() -> None:
     assert DEFAULT.executable
-    assert [d.name for d in DIALECTS.values() if not d.executable] == ["databricks_delta"]
+    assert not DIALECTS["databricks_delta"].executable
     assert all(d.missing for d in DIALECTS.values() if not d.executable)
     with pytest.raises(ConfigurationError, match="unknown dialect"):
         dialect("oracle")
@@ -81,3 +63,46 @@ def test_storage_and_widening_answers_per_target(
 
     assert answer(DIALECTS["spark_iceberg"]) == iceberg
     assert answer(DIALECTS["databricks_delta"]) == delta
+
+
+def _with_skeletons(**changes: object) -> object:
+    spark = DIALECTS["spark_iceberg"]
+    return dataclasses.replace(spark, skeletons=dataclasses.replace(spark.skeletons, **changes))
+
+
+def test_a_declared_template_that_is_missing_fails_when_the_dialect_is_built() -> None:
+    """A dialect module builds its ``Dialect`` at import: a declared override or own template
+    that is not in its folder stops the import, never a silent fallback at render time."""
+    with pytest.raises(ValueError, match=r"declared but missing in templates/spark_iceberg"):
+        _with_skeletons(own=frozenset({"set_primary_key", "maintenance_call", "table_health", "x"}))
+
+
+def test_an_override_that_shadows_nothing_fails_when_the_dialect_is_built() -> None:
+    with pytest.raises(ValueError, match="overrides shadowing no common template"):
+        _with_skeletons(
+            own=frozenset({"maintenance_call", "table_health"}),
+            overrides=frozenset({"set_primary_key"}),
+        )
+
+
+def test_a_template_nobody_declared_fails_when_the_dialect_is_built() -> None:
+    with pytest.raises(ValueError, match=r"has undeclared \['table_health'\]"):
+        _with_skeletons(own=frozenset({"set_primary_key", "maintenance_call"}))
+
+
+def test_a_capability_without_its_templates_fails_when_the_dialect_is_built() -> None:
+    """The key style and the maintenance style each name the templates they render with."""
+    spark = DIALECTS["spark_iceberg"]
+    with pytest.raises(ValueError, match="PRIMARY_KEY_CONSTRAINT needs templates"):
+        dataclasses.replace(spark, key_style=KeyStyle.PRIMARY_KEY_CONSTRAINT)
+
+
+def test_the_environment_loads_each_template_from_the_folder_the_dialect_declares() -> None:
+    from spark_destination.dialects.skeletons import environment
+
+    delta = environment(DIALECTS["databricks_delta"].skeletons)
+    spark = environment(DIALECTS["spark_iceberg"].skeletons)
+    assert "CREATE SCHEMA" in delta.loader.get_source(delta, "create_namespace")[0]
+    assert "CREATE NAMESPACE" in spark.loader.get_source(spark, "create_namespace")[0]
+    with pytest.raises(jinja2.TemplateNotFound):
+        spark.get_template("optimize")  # Delta's own: no fallback for another dialect

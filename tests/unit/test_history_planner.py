@@ -7,6 +7,7 @@ import pytest
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, FileKind, FileParams, Table
 from spark_destination.core.requests import BatchFiles, WriteHistoryBatchRequest
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.history import history_key, plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, StageBatchOp
 from spark_destination.service.preview import preview
@@ -46,6 +47,7 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
         ),
         TABLE,
         catalog="lake",
+        target=SPARK_ICEBERG,
     )
     stage, merge = plan.ops
     assert isinstance(stage, StageBatchOp)
@@ -68,15 +70,21 @@ def test_files_are_staged_earliest_update_replace_delete() -> None:
 
 
 def test_no_files_is_a_noop_and_a_missing_table_is_an_error() -> None:
-    assert plan_write_history_batch(request(), TABLE, catalog="lake").noop_reason
+    assert plan_write_history_batch(
+        request(), TABLE, catalog="lake", target=SPARK_ICEBERG
+    ).noop_reason
     with pytest.raises(InvalidRequestError, match="does not exist"):
-        plan_write_history_batch(request(update_files=("u.csv",)), None, catalog="lake")
+        plan_write_history_batch(
+            request(update_files=("u.csv",)), None, catalog="lake", target=SPARK_ICEBERG
+        )
 
 
 def test_a_table_without_history_columns_is_rejected() -> None:
     live = Table(name="hist", columns=COLUMNS[:2] + COLUMNS[5:])
     with pytest.raises(InvalidRequestError, match="not a history-mode table"):
-        plan_write_history_batch(request(update_files=("u.csv",)), live, catalog="lake")
+        plan_write_history_batch(
+            request(update_files=("u.csv",)), live, catalog="lake", target=SPARK_ICEBERG
+        )
 
 
 def test_unknown_columns_and_missing_keys_are_rejected() -> None:
@@ -87,12 +95,13 @@ def test_unknown_columns_and_missing_keys_are_rejected() -> None:
         files=BatchFiles(update=("u.csv",), params=PARAMS, keys={"u.csv": b"k"}),
     )
     with pytest.raises(InvalidRequestError, match="ghost"):
-        plan_write_history_batch(bad, TABLE, catalog="lake")
+        plan_write_history_batch(bad, TABLE, catalog="lake", target=SPARK_ICEBERG)
     with pytest.raises(InvalidRequestError, match="no decryption key"):
         plan_write_history_batch(
             WriteHistoryBatchRequest(schema="s", table=TABLE, files=BatchFiles(update=("u.csv",))),
             TABLE,
             catalog="lake",
+            target=SPARK_ICEBERG,
         )
 
 
@@ -145,6 +154,7 @@ def test_truncate_of_a_history_table_keeps_its_history() -> None:
         ),
         TABLE,
         catalog="lake",
+        target=SPARK_ICEBERG,
     )
     (op,) = soft.ops  # no column is added to a history table
     assert isinstance(op, TruncateOp)
@@ -153,6 +163,7 @@ def test_truncate_of_a_history_table_keeps_its_history() -> None:
         TruncateRequest(target=target, synced_column="_fivetran_synced", utc_delete_before=before),
         TABLE,
         catalog="lake",
+        target=SPARK_ICEBERG,
     )
     (op,) = hard.ops
     assert isinstance(op, TruncateOp) and op.history_close is None

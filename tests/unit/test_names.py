@@ -12,6 +12,7 @@ from spark_destination.core.config import warehouse_allowed
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, Table
 from spark_destination.core.names import path_problem
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import TableRef
 from spark_destination.planner.tables import table_ref, validate_columns
 
@@ -35,7 +36,7 @@ def test_odd_but_plain_names_are_kept(name: str) -> None:
 
 def test_reserved_names_are_refused_for_tables_and_columns() -> None:
     with pytest.raises(InvalidRequestError, match="reserves"):
-        table_ref("lake", "s", "__sd_pending_orders")
+        table_ref("lake", "s", "__sd_pending_orders", target=SPARK_ICEBERG)
     table = Table(
         name="t",
         columns=(

@@ -55,7 +55,9 @@ def write_request(table: Table = ORDERS, **files: tuple[str, ...]) -> WriteBatch
 
 
 def test_create_table_creates_namespace_table_and_identifier_fields() -> None:
-    plan = plan_create_table(CreateTableRequest(schema="s", table=ORDERS), None, catalog="lake")
+    plan = plan_create_table(
+        CreateTableRequest(schema="s", table=ORDERS), None, catalog="lake", target=SPARK_ICEBERG
+    )
     kinds = [type(op) for op in plan.ops]
     assert kinds == [CreateNamespaceOp, CreateTableOp, SetPrimaryKeyOp]
     create = plan.ops[1]
@@ -70,7 +72,12 @@ def test_create_table_creates_namespace_table_and_identifier_fields() -> None:
 
 def test_create_table_refuses_an_existing_table() -> None:
     with pytest.raises(InvalidRequestError, match="already exists"):
-        plan_create_table(CreateTableRequest(schema="s", table=ORDERS), ORDERS, catalog="lake")
+        plan_create_table(
+            CreateTableRequest(schema="s", table=ORDERS),
+            ORDERS,
+            catalog="lake",
+            target=SPARK_ICEBERG,
+        )
 
 
 @pytest.mark.parametrize(
@@ -98,12 +105,12 @@ def test_create_table_rejects_impossible_definitions(
 ) -> None:
     request = CreateTableRequest(schema="s", table=Table(name="t", columns=columns))
     with pytest.raises(InvalidRequestError, match=message):
-        plan_create_table(request, None, catalog="lake")
+        plan_create_table(request, None, catalog="lake", target=SPARK_ICEBERG)
 
 
 def test_write_batch_stages_files_in_replace_update_delete_order() -> None:
     request = write_request(replace_files=("r1", "r2"), update_files=("u1",), delete_files=("d1",))
-    plan = plan_write_batch(request, ORDERS, catalog="lake")
+    plan = plan_write_batch(request, ORDERS, catalog="lake", target=SPARK_ICEBERG)
     stage, merge = plan.ops
     assert isinstance(stage, StageBatchOp) and isinstance(merge, MergeBatchOp)
     # The staged view is typed and checked as it is decoded: the stage op carries the types.
@@ -136,13 +143,17 @@ def test_write_batch_filters_the_scan_only_by_keys_whose_literals_compare_exactl
             SYNCED,
         ),
     )
-    merge = plan_write_batch(write_request(table, replace_files=("r",)), table, catalog="l").ops[-1]
+    merge = plan_write_batch(
+        write_request(table, replace_files=("r",)), table, catalog="l", target=SPARK_ICEBERG
+    ).ops[-1]
     assert isinstance(merge, MergeBatchOp)
     assert merge.filter_key == ("n", "code", "day")
 
 
 def test_write_batch_without_replace_files_never_inserts() -> None:
-    plan = plan_write_batch(write_request(update_files=("u",)), ORDERS, catalog="lake")
+    plan = plan_write_batch(
+        write_request(update_files=("u",)), ORDERS, catalog="lake", target=SPARK_ICEBERG
+    )
     merge = plan.ops[-1]
     assert isinstance(merge, MergeBatchOp) and not merge.has_upserts
 
@@ -152,25 +163,33 @@ def test_write_batch_keyless_table_matches_on_fivetran_id() -> None:
         name="events",
         columns=(Column(name="_fivetran_id", type=DataType.STRING, primary_key=True), SYNCED),
     )
-    merge = plan_write_batch(write_request(table, replace_files=("r",)), table, catalog="l").ops[-1]
+    merge = plan_write_batch(
+        write_request(table, replace_files=("r",)), table, catalog="l", target=SPARK_ICEBERG
+    ).ops[-1]
     assert isinstance(merge, MergeBatchOp) and merge.key == ("_fivetran_id",)
 
 
 def test_write_batch_errors_name_the_problem() -> None:
     with pytest.raises(InvalidRequestError, match="does not exist"):
-        plan_write_batch(write_request(replace_files=("r",)), None, catalog="lake")
+        plan_write_batch(
+            write_request(replace_files=("r",)), None, catalog="lake", target=SPARK_ICEBERG
+        )
     wider = Table(name="orders", columns=(*ORDERS.columns, Column(name="new", type=DataType.INT)))
     with pytest.raises(InvalidRequestError, match="'new'"):
-        plan_write_batch(write_request(wider, replace_files=("r",)), ORDERS, catalog="lake")
+        plan_write_batch(
+            write_request(wider, replace_files=("r",)), ORDERS, catalog="lake", target=SPARK_ICEBERG
+        )
     missing_key = WriteBatchRequest(
         schema="s", table=ORDERS, files=BatchFiles(replace=("r",), params=PARAMS, keys={})
     )
     with pytest.raises(InvalidRequestError, match="no decryption key.*r"):
-        plan_write_batch(missing_key, ORDERS, catalog="lake")
+        plan_write_batch(missing_key, ORDERS, catalog="lake", target=SPARK_ICEBERG)
 
 
 def test_write_batch_with_no_files_is_a_noop() -> None:
-    assert plan_write_batch(write_request(), ORDERS, catalog="lake").noop_reason
+    assert plan_write_batch(
+        write_request(), ORDERS, catalog="lake", target=SPARK_ICEBERG
+    ).noop_reason
 
 
 def test_empty_sentinels_mean_no_sentinel() -> None:
@@ -183,7 +202,7 @@ def test_empty_sentinels_mean_no_sentinel() -> None:
             params=FileParams(null_string="", unmodified_string=""),
         ),
     )
-    merge = plan_write_batch(request, ORDERS, catalog="lake").ops[-1]
+    merge = plan_write_batch(request, ORDERS, catalog="lake", target=SPARK_ICEBERG).ops[-1]
     assert isinstance(merge, MergeBatchOp)
     assert merge.null_string is None and merge.unmodified_string is None
 
@@ -210,8 +229,8 @@ def test_truncate_cuts_at_milliseconds_and_missing_table_is_a_noop() -> None:
         synced_column="_fivetran_synced",
         utc_delete_before=before,
     )
-    assert plan_truncate(request, None, catalog="lake").noop_reason
-    (op,) = plan_truncate(request, ORDERS, catalog="lake").ops
+    assert plan_truncate(request, None, catalog="lake", target=SPARK_ICEBERG).noop_reason
+    (op,) = plan_truncate(request, ORDERS, catalog="lake", target=SPARK_ICEBERG).ops
     assert isinstance(op, TruncateOp)
     assert op.before == datetime(2024, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
     assert op.soft_deleted_column is None
@@ -224,7 +243,7 @@ def test_soft_truncate_adds_the_deleted_column_when_missing() -> None:
         utc_delete_before=datetime(2024, 1, 1, tzinfo=UTC),
         soft=SoftTruncate(deleted_column="_fivetran_deleted"),
     )
-    add, _props, truncate = plan_truncate(request, ORDERS, catalog="lake").ops
+    add, _props, truncate = plan_truncate(request, ORDERS, catalog="lake", target=SPARK_ICEBERG).ops
     assert isinstance(add, AddColumnsOp) and add.columns[0].type is DataType.BOOLEAN
     assert isinstance(truncate, TruncateOp)
     assert truncate.soft_deleted_column == "_fivetran_deleted"

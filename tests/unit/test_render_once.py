@@ -5,6 +5,7 @@ key-filter form, with the batch's keys bound to the markers, only for a small ba
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -198,17 +199,62 @@ def test_the_history_merge_reads_stored_versions_first_only_when_staging_calls_f
     assert (args is not None) == (form in filtered)
 
 
-def test_a_tables_merge_renders_once_across_requests() -> None:
-    """Every batch of a table renders the same MERGE op: its statement is rendered once and
-    kept (per dialect object), while an op that differs in any field renders afresh."""
+def test_a_merge_of_a_known_shape_renders_without_parsing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A statement's skeleton is parsed once per shape and shared by every table of that
+    shape; rendering fills it with trees and prints it, so a second table of the same shape
+    (other names, other sentinels) renders without calling sqlglot's parser at all."""
+    import sqlglot
+
     merge = PLAN.ops[1]
     assert isinstance(merge, MergeBatchOp)
     (first,) = render(merge, SPARK_ICEBERG)
-    (again,) = render(dataclasses.replace(merge), SPARK_ICEBERG)  # an equal op, a new object
-    assert again is first
-    (other,) = render(dataclasses.replace(merge, has_upserts=False), SPARK_ICEBERG)
-    assert other is not first and other.sql != first.sql
-    # An altered copy of the dialect (as a test would make) never gets the original's SQL.
-    renamed = dataclasses.replace(SPARK_ICEBERG, type_names={**SPARK_ICEBERG.type_names})
-    (copy,) = render(merge, renamed)
-    assert copy is not first and copy.sql == first.sql
+    parses: list[str] = []
+    real_parse = sqlglot.parse
+
+    def counting_parse(sql: str, *args: Any, **kwargs: Any) -> Any:
+        parses.append(sql)
+        return real_parse(sql, *args, **kwargs)
+
+    monkeypatch.setattr(sqlglot, "parse", counting_parse)
+    monkeypatch.setattr(sqlglot, "parse_one", counting_parse)
+    renamed = (Column(name="other key", type=DataType.INT, primary_key=True), COLUMNS[1])
+    other = dataclasses.replace(
+        merge,
+        table=TableRef(catalog="lake", schema="s2", name="u"),
+        view="sd_batch_2",
+        columns=renamed,
+        key=("other key",),
+        filter_key=("other key",),
+        unmodified_string="other",
+    )
+    (second,) = render(other, SPARK_ICEBERG)
+    assert parses == []
+    assert second.sql is not None and first.sql is not None
+    assert "`s2`.`u`" in second.sql and "`other key`" in second.sql
+    assert second.sql != first.sql
+    # A shape not seen before (another column count) is parsed: the count is real.
+    wider = dataclasses.replace(other, columns=(*renamed, Column(name="w", type=DataType.LONG)))
+    render(wider, SPARK_ICEBERG)
+    assert parses
+
+
+def test_preview_parses_back_what_it_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine renders without parsing; ``preview`` checks every form it prints parses
+    back strictly and prints the same (here a parse-back that differs stops it)."""
+    from spark_destination.core.errors import RenderError
+    from spark_destination.service import preview as preview_module
+
+    statements = render_plan(PLAN, SPARK_ICEBERG)
+    assert preview_module.checked(statements, SPARK_ICEBERG) == statements
+    seen: list[str] = []
+
+    def differing(read: str, name: str, sql: str, **_: object) -> str:
+        seen.append(sql)
+        return sql + " "
+
+    monkeypatch.setattr(preview_module, "parse_back", differing)
+    with pytest.raises(RenderError, match="does not print back the same"):
+        preview_module.checked(statements, SPARK_ICEBERG)
+    assert seen

@@ -6,6 +6,9 @@
 - the Iceberg Spark 3.5 / Scala 2.12 runtime jar (not its 2.13 twin or the extensions jars);
 - modules loaded by name: sqlglot's dialects, pyspark's worker entry points, this package's own
   submodules and the jar package (located with ``find_spec``, never imported);
+- every sqlglot module: with sqlglotc installed most are compiled extensions, which import
+  their ``<module>__mypyc`` helpers (and each other) from C, where PyInstaller's import scan
+  does not look;
 - this package's data (templates, samples, the log4j configuration).
 """
 
@@ -25,7 +28,7 @@ def _package_dir(name: str) -> Path:
 
 hiddenimports = [
     *collect_submodules("spark_destination", filter=lambda name: "_pyinstaller" not in name),
-    *collect_submodules("sqlglot.dialects"),
+    *collect_submodules("sqlglot"),
     "pyspark.daemon",
     "pyspark.worker",
     "snowpark_connect_deps_iceberg",

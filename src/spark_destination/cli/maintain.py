@@ -2,8 +2,9 @@
 
 ``maintain SCHEMA TABLE…`` compacts data and delete files, expires snapshots older than the
 retention and removes orphan files, one table after the other (see ``planner.maintenance``).
-``--preview`` prints the statements without starting Spark; ``preview FILE.json`` does the same
-for ``{"request": "maintain", "schema": …, "table": …, "retention_hours": …}``.
+``--preview`` prints the statements without starting Spark (``--dialect databricks_delta``: the
+Delta commands, clustered by the ``--key`` columns); ``preview FILE.json`` does the same for
+``{"request": "maintain", "schema": …, "table": …, "retention_hours": …, "key": […]}``.
 Run it while the server is stopped, or from the server's own automatic mode: a Hadoop catalog
 has one writer process per warehouse.
 """
@@ -23,7 +24,7 @@ from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.tables import table_ref
-from spark_destination.service.preview import format_statements
+from spark_destination.service.preview import checked, format_statements
 
 
 def _policy(
@@ -44,12 +45,16 @@ def preview_maintenance(
     policy: MaintenancePolicy,
     now: datetime,
     dialect: Dialect = DEFAULT,
+    key: tuple[str, ...] = (),
 ) -> str:
+    """The statements ``maintain`` would run; ``key``: the tables' primary key (read from the
+    table when the command runs; here, given)."""
     catalog = parse_config(configuration).catalog
     parts = []
     for name in tables:
-        plan = plan_maintenance(table_ref(catalog, schema, name), policy, now=now)
-        parts.append(format_statements(render_plan(plan, dialect)))
+        ref = table_ref(catalog, schema, name, target=dialect)
+        plan = plan_maintenance(ref, policy, now=now, target=dialect, key=key)
+        parts.append(format_statements(checked(render_plan(plan, dialect), dialect)))
     return "\n".join(parts)
 
 
@@ -70,7 +75,11 @@ def preview_maintenance_json(data: Mapping[str, Any], dialect: Dialect = DEFAULT
     policy = _policy(configuration, None if hours is None else float(hours),
                      bool(data.get("remove_orphan_files", True)))  # fmt: skip
     now = _timestamp(str(data["now"])) if "now" in data else datetime.now(UTC)
-    return preview_maintenance(configuration, str(data["schema"]), [table], policy, now, dialect)
+    key = data.get("key", [])
+    if not isinstance(key, list) or not all(isinstance(k, str) for k in key):
+        raise InvalidRequestError("a maintain request's 'key' is a list of column names")
+    schema = str(data["schema"])
+    return preview_maintenance(configuration, schema, [table], policy, now, dialect, tuple(key))
 
 
 def add_command(sub: Any) -> None:
@@ -88,6 +97,18 @@ def add_command(sub: Any) -> None:
         "--no-orphans", action="store_true", help="skip remove_orphan_files (it lists every file)"
     )
     command.add_argument("--preview", action="store_true", help="print the SQL; no Spark")
+    command.add_argument(
+        "--dialect",
+        default=DEFAULT.name,
+        help="SQL dialect: spark_iceberg (default; runs here) or databricks_delta (--preview)",
+    )
+    command.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="--preview: a primary-key column (repeat; Delta's OPTIMIZE clusters by it)",
+    )
     add_config_flags(command)
     command.set_defaults(func=run)
 
@@ -96,8 +117,18 @@ def run(args: argparse.Namespace) -> int:
     configuration = config_defaults(args)
     policy = _policy(configuration, args.retention_hours, not args.no_orphans)
     if args.preview:
-        now = datetime.now(UTC)
-        print(preview_maintenance(configuration, args.schema, args.tables, policy, now), end="")
+        from spark_destination.dialects.registry import dialect
+
+        text = preview_maintenance(
+            configuration,
+            args.schema,
+            args.tables,
+            policy,
+            datetime.now(UTC),
+            dialect(args.dialect),
+            tuple(args.key),
+        )
+        print(text, end="")
         return 0
     from spark_destination.server import logs
 

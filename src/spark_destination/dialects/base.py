@@ -13,24 +13,72 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final, assert_never
 
 from sqlglot import exp
 
 from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
+from spark_destination.dialects.skeletons import Skeletons
+from spark_destination.planner.target import Maintenance, NameKind
 
 # Every Fivetran type but UNSPECIFIED; a dialect's type table must name each of them.
 DECLARED_TYPES: Final = frozenset(t for t in DataType if t is not DataType.UNSPECIFIED)
 
 
+class DecimalWidening(enum.Enum):
+    """Which DECIMAL(p, s) -> DECIMAL(p', s') changes the table format makes in place."""
+
+    # Iceberg: the precision grows, the scale stays.
+    PRECISION = "precision up, same scale"
+    # Delta type widening: neither the scale nor the integer digits (p - s) shrink, and
+    # something grows: p' - p >= s' - s >= 0.
+    PRECISION_AND_SCALE = "integer digits and scale never shrink"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameRules:
+    """What a catalog refuses in catalog, schema and table names beyond ``core.names``."""
+
+    # Characters refused anywhere in such a name.
+    refused: frozenset[str] = frozenset()
+    # The catalog stores names in lower case: an upper-case letter is refused, so two names
+    # that differ only in case can never become one table.
+    lower_case: bool = False
+
+    def problem(self, name: str) -> str | None:
+        if found := sorted(self.refused & set(name)):
+            shown = ", ".join(repr(ch) for ch in found)
+            return f"holds {shown}, which the catalog refuses in names"
+        if self.lower_case and name != name.lower():
+            return (
+                "has upper-case letters; the catalog stores names in lower case, so it would "
+                f"become {name.lower()!r} (and collide with that name)"
+            )
+        return None
+
+
+# The templates each maintenance style renders with (``lowering.maintenance``).
+MAINTENANCE_TEMPLATES: Final = {
+    Maintenance.SNAPSHOT_PROCEDURES: ("maintenance_call", "table_health"),
+    Maintenance.OPTIMIZE_AND_VACUUM: ("optimize", "vacuum", "table_health"),
+}
+
+
 class KeyStyle(enum.Enum):
-    """How a table format records the primary key."""
+    """How a table format records the primary key, and the templates that write it."""
 
     # Iceberg: ``ALTER TABLE t SET IDENTIFIER FIELDS a, b`` (one statement replaces the key).
-    IDENTIFIER_FIELDS = "identifier fields"
-    # Delta on Databricks: an informational ``PRIMARY KEY`` constraint (drop, then add).
-    PRIMARY_KEY_CONSTRAINT = "primary key constraint"
+    IDENTIFIER_FIELDS = ("set_primary_key",)
+    # Delta on Databricks: an informational ``PRIMARY KEY`` constraint (drop, make the key's
+    # columns NOT NULL, then add).
+    PRIMARY_KEY_CONSTRAINT = ("drop_primary_key", "set_not_null", "add_primary_key")
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        names: tuple[str, ...] = self.value
+        return names
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +91,8 @@ class Dialect:
     # sqlglot version the golden snapshots were reviewed with (``pyproject.toml`` pins it).
     sqlglot_dialect: str
     sqlglot_version: str
-    # Folder under ``templates/`` with this dialect's statement skeletons; ``common`` is the
-    # fallback for skeletons every dialect shares.
-    templates: str
+    # This dialect's statement skeletons (``templates/<folder>``), checked when it is built.
+    skeletons: Skeletons
     # Properties every table gets, in order, before the destination's own.
     table_properties: tuple[tuple[str, str], ...]
     # The declared SQL type name of each Fivetran type (DECIMAL takes its params).
@@ -54,8 +101,8 @@ class Dialect:
     stored_as: Mapping[DataType, DataType]
     # In-place widenings the table format allows, as (stored type, new type).
     widenings: frozenset[tuple[DataType, DataType]]
-    # DECIMAL(p, s) -> DECIMAL(p', s) with p' > p changes in place.
-    widens_decimal_precision: bool
+    # Which DECIMAL changes happen in place (None: none).
+    decimal_widening: DecimalWidening | None
     # Types a primary-key column may not have.
     key_types_refused: frozenset[DataType]
     key_style: KeyStyle
@@ -64,6 +111,11 @@ class Dialect:
     # Parameter markers per key column in the batch MERGE's key-filter form (0: no such form):
     # a batch with at most this many keys binds them as an IN filter on the table's scan.
     key_filter_slots: int
+    # ``planner.target.Target.name_problem`` beyond ``core.names``.
+    names: NameRules = NameRules()
+    # ``planner.target.Target.maintenance`` and ``minimum_retention``.
+    maintenance: Maintenance
+    minimum_retention: timedelta = timedelta(0)
     # Whether the runtime can execute this dialect here, and if not what is missing.
     executable: bool
     missing: str = ""
@@ -71,6 +123,13 @@ class Dialect:
     def __post_init__(self) -> None:
         if set(self.type_names) != DECLARED_TYPES:
             raise ValueError(f"dialect {self.name}: the type table must name every type")
+        self.skeletons.check(self.name)
+        for style, needed in (
+            (self.key_style.name, self.key_style.templates),
+            (self.maintenance.name, MAINTENANCE_TEMPLATES[self.maintenance]),
+        ):
+            if missing := set(needed) - self.skeletons.available:
+                raise ValueError(f"dialect {self.name}: {style} needs templates {sorted(missing)}")
 
     # --- types ----------------------------------------------------------------------------
 
@@ -138,14 +197,19 @@ class Dialect:
     def widens_in_place(self, source: Column, target: Column) -> bool:
         if (self.stored_type(source), target.type) in self.widenings:
             return True
-        if (
-            self.widens_decimal_precision
-            and source.type is DataType.DECIMAL
-            and target.type is DataType.DECIMAL
-        ):
-            old, new = source.decimal_params, target.decimal_params
-            return new.scale == old.scale and new.precision > old.precision
-        return False
+        if source.type is not DataType.DECIMAL or target.type is not DataType.DECIMAL:
+            return False
+        old, new = source.decimal_params, target.decimal_params
+        more_digits, more_scale = new.precision - old.precision, new.scale - old.scale
+        match self.decimal_widening:
+            case None:
+                return False
+            case DecimalWidening.PRECISION:
+                return more_scale == 0 and more_digits > 0
+            case DecimalWidening.PRECISION_AND_SCALE:
+                return more_digits >= more_scale >= 0 and more_digits > 0
+            case _:
+                assert_never(self.decimal_widening)
 
     def convertible(self, source: Column, target: Column) -> bool:
         if self.same_storage(source, target) or self.widens_in_place(source, target):
@@ -158,3 +222,6 @@ class Dialect:
 
     def key_type_allowed(self, data_type: DataType) -> bool:
         return data_type not in self.key_types_refused
+
+    def name_problem(self, kind: NameKind, name: str) -> str | None:
+        return self.names.problem(name)

@@ -1,18 +1,36 @@
 """Databricks SQL over Delta Lake: rendered and parse-checked here, executed elsewhere.
 
 Built from the IR with the same lowering as Spark + Iceberg (Databricks runs Spark's SQL
-engine), with Delta's own rules where they differ. Each rule below was checked against the
-Databricks / Delta Lake documentation (README, "Databricks SQL on Delta Lake").
+engine), with Delta's own rules where they differ. Each rule was checked against the Databricks
+and Delta Lake documentation (``docs/dialects.md`` lists the pages):
+
+- names: Unity Catalog refuses a period, a space, ``/``, ASCII control characters and DEL in
+  catalog, schema and table names (column names may hold them) and stores those names in lower
+  case (Databricks SQL reference, "Names");
+- types: type widening changes SMALLINT/INT to wider integers or DOUBLE, FLOAT to DOUBLE, DATE
+  to TIMESTAMP_NTZ, and DECIMAL(p, s) to DECIMAL(p + k1, s + k2) when k1 >= k2 >= 0 ("Type
+  widening"); everything else rewrites the table;
+- the key: an informational PRIMARY KEY constraint (Unity Catalog, Runtime 11.3 LTS+), whose
+  columns must be NOT NULL ("CONSTRAINT clause"); ``DROP PRIMARY KEY IF EXISTS``;
+- maintenance: ``OPTIMIZE … ZORDER BY`` ("OPTIMIZE"), ``VACUUM … RETAIN n HOURS``, which
+  refuses less than 168 hours while Delta's retention check is on ("VACUUM"), and ``DESCRIBE
+  DETAIL`` for the table's file count and size ("DESCRIBE DETAIL").
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Final
 
 from spark_destination.core.model import DataType
-from spark_destination.dialects.base import Dialect, KeyStyle
+from spark_destination.dialects.base import DecimalWidening, Dialect, KeyStyle, NameRules
+from spark_destination.dialects.skeletons import Skeletons
 from spark_destination.dialects.spark_iceberg import SPARK_TYPE_NAMES
+from spark_destination.planner.target import Maintenance
+
+# Unity Catalog's refused characters in catalog, schema and table names.
+UNITY_CATALOG_REFUSED: Final = frozenset({".", " ", "/", "\x7f", *map(chr, range(0x20))})
 
 DATABRICKS_DELTA: Final = Dialect(
     name="databricks_delta",
@@ -22,7 +40,15 @@ DATABRICKS_DELTA: Final = Dialect(
     # every CAST into TRY_CAST when printed for Databricks (bad values -> silent NULLs).
     sqlglot_dialect="databricks",
     sqlglot_version="30.30",
-    templates="databricks_delta",
+    skeletons=Skeletons(
+        folder="databricks_delta",
+        overrides=frozenset({"create_namespace", "show_namespaces"}),
+        own=frozenset(
+            {"add_primary_key", "drop_primary_key", "optimize", "vacuum", "table_health"}
+        ),
+        # Outside sqlglot's Databricks grammar: SHOW SCHEMAS, OPTIMIZE, VACUUM, DESCRIBE DETAIL.
+        commands=frozenset({"show_namespaces", "optimize", "vacuum", "table_health"}),
+    ),
     table_properties=(
         # Renames and drops are metadata-only, and column names may hold spaces and other
         # characters Parquet refuses (Delta column mapping, reader 2 / writer 5).
@@ -37,8 +63,8 @@ DATABRICKS_DELTA: Final = Dialect(
     # Delta has SMALLINT (and every other type Spark declares); NAIVE_TIME is text.
     type_names=SPARK_TYPE_NAMES,
     stored_as=MappingProxyType({}),
-    # Delta type widening, less the changes that need a manual commit or precision rules
-    # (integers to DECIMAL; DECIMAL scale up): those take the rewrite path.
+    # Delta type widening, less integers to DECIMAL (minimum precisions per type): those take
+    # the rewrite path.
     widenings=frozenset(
         {
             (DataType.SHORT, DataType.INT),
@@ -50,7 +76,7 @@ DATABRICKS_DELTA: Final = Dialect(
             (DataType.NAIVE_DATE, DataType.NAIVE_DATETIME),
         }
     ),
-    widens_decimal_precision=True,
+    decimal_widening=DecimalWidening.PRECISION_AND_SCALE,
     # An informational PRIMARY KEY constraint has no type restriction documented.
     key_types_refused=frozenset(),
     # Informational PRIMARY KEY constraint (Unity Catalog; Databricks Runtime 11.3 LTS+).
@@ -60,6 +86,10 @@ DATABRICKS_DELTA: Final = Dialect(
     # Delta skips files by min/max statistics for IN lists; the same bound as Iceberg's keeps
     # the rendered forms alike.
     key_filter_slots=200,
+    names=NameRules(refused=UNITY_CATALOG_REFUSED, lower_case=True),
+    maintenance=Maintenance.OPTIMIZE_AND_VACUUM,
+    # VACUUM's safety check (spark.databricks.delta.retentionDurationCheck.enabled).
+    minimum_retention=timedelta(hours=168),
     executable=False,
     missing=(
         "this server runs Spark with the Iceberg runtime only; executing Databricks SQL on "

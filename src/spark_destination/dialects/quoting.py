@@ -1,8 +1,10 @@
-"""The one place identifiers and literals become SQL text.
+"""The one place identifiers and literals are made.
 
-Every identifier is quoted unconditionally (backticks, embedded backticks doubled by sqlglot),
-so names with spaces, dots, hyphens, backticks or reserved words are always safe and the output
-is deterministic. Literals go through sqlglot too; data values never become SQL text.
+Every identifier is quoted unconditionally (backticks, embedded backticks doubled when
+printed), so names with spaces, dots, hyphens, backticks or reserved words are always safe and
+the output is deterministic. Literals are sqlglot literals; data values never become SQL text.
+The text forms (``ident``, ``qualified``) print the same trees, for messages and for SQL the
+tester runs outside the engine.
 """
 
 from __future__ import annotations
@@ -14,20 +16,39 @@ from sqlglot import exp
 SQLGLOT_DIALECT = "spark"
 
 
-def ident(name: str) -> str:
-    """A quoted identifier: ``a`b`` -> ```a``b````."""
+def identifier(name: str) -> exp.Identifier:
+    """A quoted identifier."""
     if not name:
         raise ValueError("an identifier cannot be empty")
-    return exp.to_identifier(name, quoted=True).sql(dialect=SQLGLOT_DIALECT)
+    return exp.Identifier(this=name, quoted=True)
+
+
+def table(*parts: str) -> exp.Table:
+    """A table named by up to three quoted parts: ``[[catalog.]schema.]name``."""
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"a table name has one to three parts, not {len(parts)}")
+    name, *qualifiers = reversed(parts)
+    db = identifier(qualifiers[0]) if qualifiers else None
+    catalog = identifier(qualifiers[1]) if len(qualifiers) > 1 else None
+    return exp.Table(this=identifier(name), db=db, catalog=catalog)
+
+
+def literal(value: str) -> exp.Literal:
+    return exp.Literal.string(value)
+
+
+def ident(name: str) -> str:
+    """A quoted identifier as text: ``a`b`` -> ```a``b````."""
+    return identifier(name).sql(dialect=SQLGLOT_DIALECT)
 
 
 def qualified(*parts: str) -> str:
-    """A dotted, fully quoted name such as ```lake`.`schema`.`table```."""
+    """A dotted, fully quoted name as text, such as ```lake`.`schema`.`table```."""
     return ".".join(ident(p) for p in parts)
 
 
 def string_literal(value: str) -> str:
-    return exp.Literal.string(value).sql(dialect=SQLGLOT_DIALECT)
+    return literal(value).sql(dialect=SQLGLOT_DIALECT)
 
 
 def utc_timestamp_text(value: datetime) -> str:

@@ -7,12 +7,11 @@ renders and what ``preview`` shows is exactly what can run.
 
 from __future__ import annotations
 
-import functools
-from typing import Final, assert_never
+from typing import assert_never
 
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.lowering.checks import lower_check
-from spark_destination.dialects.lowering.common import Renderer, finalize
+from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.lowering.ddl import lower_ddl
 from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
@@ -41,6 +40,7 @@ from spark_destination.planner.ir import (
     MergeBatchOp,
     MergeHistoryOp,
     Op,
+    OptimizeOp,
     Plan,
     RemoveOrphanFilesOp,
     RenameColumnOp,
@@ -49,54 +49,19 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
     TableHealthOp,
     TruncateOp,
+    VacuumOp,
 )
 
-__all__ = ["finalize", "render", "render_plan"]
+__all__ = ["render", "render_plan"]
 
 
 def render_plan(plan: Plan, dialect: Dialect) -> RenderedPlan:
     return tuple(statement for op in plan.ops for statement in render(op, dialect))
-
-
-# Rendering a MERGE costs ~0.2 s of sqlglot (several forms, one with 200 key markers): as much
-# as the whole MERGE of a small batch into a small table. A table's batches render the same op
-# again and again (it holds the table, its columns and sentinels; never a file, key or value),
-# so its statements are kept. Bounded: this many (dialect, op) pairs, least recently used go.
-MERGE_CACHE_SIZE: Final = 256
-
-
-class _Identity:
-    """A dialect as a cache key: the same object, not an equal one (dialects hold mappings,
-    which do not hash; a test's altered copy must not share the original's statements)."""
-
-    __slots__ = ("dialect",)
-
-    def __init__(self, dialect: Dialect) -> None:
-        self.dialect = dialect
-
-    def __hash__(self) -> int:
-        return id(self.dialect)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Identity) and other.dialect is self.dialect
-
-
-@functools.lru_cache(maxsize=MERGE_CACHE_SIZE)
-def _merge_statement(op: MergeBatchOp | MergeHistoryOp, dialect: _Identity) -> Statement:
-    r = Renderer(dialect.dialect)
-    match op:
-        case MergeBatchOp():
-            return lower_merge_batch(r, op)
-        case MergeHistoryOp():
-            return lower_merge_history(r, op)
-        case _:
-            assert_never(op)
 
 
 def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
@@ -125,13 +90,14 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | DropColumnsOp()
             | AlterColumnTypeOp()
             | DropNotNullOp()
-            | SetNotNullOp()
         ):
             return lower_ddl(r, op)
         case CheckLiteralOp() | CheckHistoryStartOp() | CheckConversionsOp() | CheckUniqueKeyOp():
             return (lower_check(r, op),)
-        case MergeBatchOp() | MergeHistoryOp():
-            return (_merge_statement(op, _Identity(dialect)),)
+        case MergeBatchOp():
+            return (lower_merge_batch(r, op),)
+        case MergeHistoryOp():
+            return (lower_merge_history(r, op),)
         case (
             TruncateOp()
             | SetColumnValueOp()
@@ -148,6 +114,8 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | RewritePositionDeletesOp()
             | ExpireSnapshotsOp()
             | RemoveOrphanFilesOp()
+            | OptimizeOp()
+            | VacuumOp()
             | TableHealthOp()
         ):
             return (lower_maintenance(r, op),)

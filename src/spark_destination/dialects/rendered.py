@@ -87,6 +87,10 @@ class Statement:
     forms: tuple[tuple[Form, str], ...] = ()
     layout: tuple[CheckOutput, ...] = ()
     key_filter: KeyFilter | None = None
+    # How ``sql`` parses back (``dialects.edge.parse_back``, in the tests and ``preview``): a
+    # statement outside sqlglot's grammar, or one it prints right but flags as unsupported.
+    command: bool = False
+    known_gap: bool = False
 
     def form(self, form: Form) -> str | None:
         return next((sql for name, sql in self.forms if name is form), None)

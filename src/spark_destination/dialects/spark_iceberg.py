@@ -6,7 +6,9 @@ from types import MappingProxyType
 from typing import Final
 
 from spark_destination.core.model import DataType
-from spark_destination.dialects.base import Dialect, KeyStyle
+from spark_destination.dialects.base import DecimalWidening, Dialect, KeyStyle
+from spark_destination.dialects.skeletons import Skeletons
+from spark_destination.planner.target import Maintenance
 
 # Spark's names for the Fivetran types. NAIVE_TIME has no Spark/Iceberg type: it is stored as
 # text, validated on the way in (``values.unrepresentable``).
@@ -36,7 +38,11 @@ SPARK_ICEBERG: Final = Dialect(
     using="iceberg",
     sqlglot_dialect="spark",
     sqlglot_version="30.30",
-    templates="spark_iceberg",
+    skeletons=Skeletons(
+        folder="spark_iceberg",
+        own=frozenset({"set_primary_key", "maintenance_call", "table_health"}),
+        commands=frozenset({"set_primary_key", "maintenance_call", "show_namespaces"}),
+    ),
     # Merge-on-read measured 1.2-4x faster than copy-on-write for MERGE/UPDATE/DELETE here
     # (reference/spark-iceberg.md); format 2 is needed for it.
     table_properties=(
@@ -56,7 +62,8 @@ SPARK_ICEBERG: Final = Dialect(
     stored_as=MappingProxyType({DataType.SHORT: DataType.INT}),
     # Iceberg's type promotions: int -> long, float -> double, decimal precision up.
     widenings=frozenset({(DataType.INT, DataType.LONG), (DataType.FLOAT, DataType.DOUBLE)}),
-    widens_decimal_precision=True,
+    # Iceberg's decimal promotion: precision up, same scale.
+    decimal_widening=DecimalWidening.PRECISION,
     # Iceberg refuses floating-point identifier fields.
     key_types_refused=frozenset({DataType.FLOAT, DataType.DOUBLE}),
     key_style=KeyStyle.IDENTIFIER_FIELDS,
@@ -65,5 +72,6 @@ SPARK_ICEBERG: Final = Dialect(
     # Iceberg prunes data files and Parquet row groups by min/max statistics (and bloom
     # filters) for IN lists of at most 200 values (InclusiveMetricsEvaluator's limit).
     key_filter_slots=200,
+    maintenance=Maintenance.SNAPSHOT_PROCEDURES,
     executable=True,
 )

@@ -2,32 +2,41 @@
 
 Staged batch values are raw strings; these rules say how each becomes a value of its column's
 type: strictly for the write, and as a predicate for the pre-write check that names the first
-value that does not fit. Fragments are sqlglot expressions built for a ``Dialect`` (its type
+value that does not fit. Fragments are sqlglot expressions built for a dialect (its type
 table and storage rules); they become text only in the lowering modules. Both dialects run on
-Spark's SQL engine, so the functions are shared; what differs is data on the dialect.
+Spark's SQL engine, so the functions are shared; what differs is data on the dialect, read
+through the small ``TypeRules`` protocol below (so this module imports no dialect).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, assert_never
+from typing import Final, Protocol, assert_never
 
 from sqlglot import exp
 
 from spark_destination.core.model import NAIVE_TIME_PATTERN, Column, DataType
 
-if TYPE_CHECKING:
-    from spark_destination.dialects.base import Dialect
+
+class TypeRules(Protocol):
+    """What these rules read of a dialect (``dialects.base.Dialect`` has it): its declared
+    types and its storage rules."""
+
+    def sql_type(self, column: Column) -> exp.DataType: ...
+
+    def same_storage(self, source: Column, target: Column) -> bool: ...
+
+    def widens_in_place(self, source: Column, target: Column) -> bool: ...
 
 
 _TEXT_TYPES: Final = frozenset({DataType.STRING, DataType.XML, DataType.JSON, DataType.NAIVE_TIME})
 
 
-def try_cast(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr:
+def try_cast(dialect: TypeRules, raw: exp.Expr, column: Column) -> exp.Expr:
     # safe=True is what makes sqlglot print TRY_CAST rather than CAST for Spark.
     return exp.TryCast(this=raw.copy(), to=dialect.sql_type(column), safe=True)
 
 
-def decode(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr:
+def decode(dialect: TypeRules, raw: exp.Expr, column: Column) -> exp.Expr:
     """The value of the staged raw string ``raw`` in ``column``'s type; fails on a bad value.
 
     ANSI mode (set on the session) makes every CAST raise instead of returning NULL.
@@ -46,7 +55,7 @@ def decode(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr:
 
 
 def unrepresentable(
-    dialect: Dialect, raw: exp.Expr, column: Column, *, in_check: bool = False
+    dialect: TypeRules, raw: exp.Expr, column: Column, *, in_check: bool = False
 ) -> exp.Expr | None:
     """A predicate true for text ``decode`` would accept without error but must refuse.
 
@@ -79,7 +88,7 @@ def unrepresentable(
             return None
 
 
-def invalid(dialect: Dialect, raw: exp.Expr, column: Column) -> exp.Expr | None:
+def invalid(dialect: TypeRules, raw: exp.Expr, column: Column) -> exp.Expr | None:
     """A predicate true when ``raw`` (known not to be a sentinel) cannot be stored in ``column``.
 
     None when every string is acceptable (text and binary columns).
@@ -142,7 +151,7 @@ def convertible(source: Column, target: Column) -> bool:
     return source.type in _TEMPORAL and target.type in _TEMPORAL
 
 
-def convert(dialect: Dialect, value: exp.Expr, source: Column, target: Column) -> exp.Expr:
+def convert(dialect: TypeRules, value: exp.Expr, source: Column, target: Column) -> exp.Expr:
     """The stored ``source`` value ``value`` as a ``target`` value (ANSI: fails on a bad one)."""
     if dialect.same_storage(source, target):
         return value.copy()
@@ -154,7 +163,7 @@ def convert(dialect: Dialect, value: exp.Expr, source: Column, target: Column) -
 
 
 def unconvertible(
-    dialect: Dialect, value: exp.Expr, source: Column, target: Column
+    dialect: TypeRules, value: exp.Expr, source: Column, target: Column
 ) -> exp.Expr | None:
     """A predicate true when the stored, non-NULL ``value`` cannot become a ``target`` value
     without an error or a loss (a fraction dropped, a time of day dropped, a finite number
@@ -194,7 +203,7 @@ def unconvertible(
     return failed
 
 
-def non_null(dialect: Dialect, value: exp.Expr, target: Column) -> exp.Expr:
+def non_null(dialect: TypeRules, value: exp.Expr, target: Column) -> exp.Expr:
     """``value`` in a form Spark knows is never NULL, so a rewritten key column is NOT NULL.
 
     The fallback is never used: the rewrite runs only after a check found no NULL in the new

@@ -36,7 +36,6 @@ from spark_destination.planner.ir import (
     Op,
     Plan,
     RewriteTableOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     TableRef,
@@ -48,7 +47,7 @@ from spark_destination.planner.target import Target
 def plan_alter_table(
     request: AlterTableRequest, current: Table | None, *, catalog: str, target: Target
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table.name)
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     validate_columns(request.table)
     if current is None:
         raise InvalidRequestError(
@@ -108,7 +107,7 @@ def plan_alter_table(
         # The query keeps a required column required; only key columns may stay so.
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]
     else:
-        ops += _in_place(ref, changes, dropped, new_key, joining, leaving, key_set_changed, target)
+        ops += _in_place(ref, changes, dropped, new_key, leaving, key_set_changed, target)
     ops.append(
         SetPropertiesOp(table=ref, properties=((metadata.PROPERTY, metadata.encode(final)),))
     )
@@ -154,7 +153,6 @@ def _in_place(
     changes: tuple[ColumnChange, ...],
     dropped: tuple[str, ...],
     new_key: tuple[str, ...],
-    joining: tuple[ColumnChange, ...],
     leaving: tuple[str, ...],
     key_set_changed: bool,
     target: Target,
@@ -167,9 +165,9 @@ def _in_place(
         if change.source is not None and target.widens_in_place(change.source, change.target):
             ops.append(AlterColumnTypeOp(table=ref, column=change.target))
     if key_set_changed:
-        # Joining columns only where the target changes the key in place (checked: no NULL).
-        ops += [SetNotNullOp(table=ref, column=c.target.name) for c in joining]
-        # Before dropping a column that left the key: a key column cannot be dropped.
+        # Joining columns only where the target changes the key in place (checked above: no
+        # NULL); setting the key makes them NOT NULL. Before dropping a column that left the
+        # key: a key column cannot be dropped.
         ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))
         ops += [DropNotNullOp(table=ref, column=name) for name in leaving]
     if dropped:

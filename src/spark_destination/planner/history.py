@@ -49,6 +49,7 @@ from spark_destination.planner.ir import (
     StageBatchOp,
 )
 from spark_destination.planner.tables import filter_key, resolve_columns, staged_files, table_ref
+from spark_destination.planner.target import Target
 from spark_destination.planner.write import BATCH_VIEW, NO_FILES, sentinel
 
 HISTORY_COLUMNS = (HISTORY_START, HISTORY_END, HISTORY_ACTIVE)
@@ -68,9 +69,9 @@ def history_key(table: Table) -> tuple[str, ...]:
 
 
 def plan_write_history_batch(
-    request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str
+    request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str, target: Target
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table.name)
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     batch = request.files
     current, files = staged_files(
         "WriteHistoryBatch",

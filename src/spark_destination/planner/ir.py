@@ -74,7 +74,9 @@ class CreateTableOp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetPrimaryKeyOp:
-    """Make ``columns`` (NOT NULL already) the table's primary key, replacing any other."""
+    """Make ``columns`` the table's primary key, replacing any other. Where the table format
+    cannot make a column NOT NULL in place (``Target.changes_key_in_place`` false) they are
+    NOT NULL already and never empty; elsewhere setting the key makes them NOT NULL."""
 
     table: TableRef
     columns: tuple[str, ...]
@@ -356,14 +358,6 @@ class DropNotNullOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SetNotNullOp:
-    """Make a column joining the primary key NOT NULL in place (checked to hold no NULL)."""
-
-    table: TableRef
-    column: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckConversionsOp:
     """Read-only: per conversion, how many stored non-NULL values do not convert and the least
     of them (as text); per ``not_null`` column (joining the key), how many rows hold NULL in it.
@@ -452,8 +446,27 @@ class RemoveOrphanFilesOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OptimizeOp:
+    """Compact the table's data files, clustering rows by ``cluster_by`` (the key: a small
+    batch's MERGE then reads few files); rows marked deleted leave the files rewritten."""
+
+    table: TableRef
+    cluster_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VacuumOp:
+    """Delete the files no table version of the last ``retain_hours`` hours references, and
+    files under the table's location it never referenced (failed writes)."""
+
+    table: TableRef
+    retain_hours: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TableHealthOp:
-    """Read-only: the table's live data files, delete files and snapshots (one row of counts)."""
+    """Read-only: the table's file counts (Iceberg: one row of data files, delete files and
+    snapshots; Delta: its ``DESCRIBE DETAIL`` row)."""
 
     table: TableRef
 
@@ -463,6 +476,8 @@ MaintenanceOp = (
     | RewritePositionDeletesOp
     | ExpireSnapshotsOp
     | RemoveOrphanFilesOp
+    | OptimizeOp
+    | VacuumOp
     | TableHealthOp
 )
 
@@ -491,7 +506,6 @@ Op = (
     | KeepLatestVersionsOp
     | AlterColumnTypeOp
     | DropNotNullOp
-    | SetNotNullOp
     | CheckConversionsOp
     | CheckUniqueKeyOp
     | RewriteTableOp

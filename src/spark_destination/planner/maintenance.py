@@ -14,23 +14,38 @@ small syncs reads and MERGEs slow down and storage grows. The plan:
    still in flight elsewhere is never mistaken for an orphan.
 
 Steps 1-3 each commit (or only delete unreferenced files): a retry after a failure converges.
+
+That is Iceberg's plan (``Maintenance.SNAPSHOT_PROCEDURES``). A Delta table
+(``Maintenance.OPTIMIZE_AND_VACUUM``) gets the commands that do the same there:
+
+1. ``OPTIMIZE … ZORDER BY`` the key: compaction (deletion vectors applied to the files it
+   rewrites), the key's rows kept together;
+2. ``VACUUM … RETAIN n HOURS``: removes the files no version within the retention references
+   and files Delta never referenced (what steps 3 and 4 remove). Delta refuses a retention
+   under ``Target.minimum_retention`` while its safety check is on: such a request is refused
+   here, before anything runs. ``remove_orphans`` has no separate step there.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Final, assert_never
 
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
+    MaintenanceOp,
+    OptimizeOp,
     Plan,
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
     TableRef,
+    VacuumOp,
 )
+from spark_destination.planner.target import Maintenance, Target
 
 # Orphan-file removal never looks at files younger than this: a concurrent writer's files are
 # unreferenced until it commits (Iceberg's own procedure defaults to three days).
@@ -46,21 +61,45 @@ class MaintenancePolicy:
     remove_orphans: bool = True
 
 
-def plan_maintenance(table: TableRef, policy: MaintenancePolicy, *, now: datetime) -> Plan:
+def plan_maintenance(
+    table: TableRef,
+    policy: MaintenancePolicy,
+    *,
+    now: datetime,
+    target: Target,
+    key: tuple[str, ...] = (),
+) -> Plan:
+    """The maintenance of ``table`` (whose primary key is ``key``) on ``target``."""
     if policy.retention < timedelta(0):
         raise InvalidRequestError("the snapshot retention cannot be negative")
     now = now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
-    expire_before = now - policy.retention
-    ops: list[
-        RewriteDataFilesOp | RewritePositionDeletesOp | ExpireSnapshotsOp | RemoveOrphanFilesOp
-    ] = [
-        RewriteDataFilesOp(table=table),
-        RewritePositionDeletesOp(table=table),
-        ExpireSnapshotsOp(
-            table=table, older_than=expire_before, retain_last=RETAIN_LAST_SNAPSHOTS
-        ),
-    ]
-    if policy.remove_orphans:
-        orphan_before = min(expire_before, now - ORPHAN_MIN_AGE)
-        ops.append(RemoveOrphanFilesOp(table=table, older_than=orphan_before))
+    ops: list[MaintenanceOp]
+    match target.maintenance:
+        case Maintenance.SNAPSHOT_PROCEDURES:
+            expire_before = now - policy.retention
+            ops = [
+                RewriteDataFilesOp(table=table),
+                RewritePositionDeletesOp(table=table),
+                ExpireSnapshotsOp(
+                    table=table, older_than=expire_before, retain_last=RETAIN_LAST_SNAPSHOTS
+                ),
+            ]
+            if policy.remove_orphans:
+                orphan_before = min(expire_before, now - ORPHAN_MIN_AGE)
+                ops.append(RemoveOrphanFilesOp(table=table, older_than=orphan_before))
+        case Maintenance.OPTIMIZE_AND_VACUUM:
+            if policy.retention < target.minimum_retention:
+                hours = target.minimum_retention / timedelta(hours=1)
+                raise InvalidRequestError(
+                    f"a retention of {policy.retention / timedelta(hours=1):g} hours is below "
+                    f"the {hours:g} hours {target.table_format}'s file clean-up accepts"
+                )
+            ops = [
+                OptimizeOp(table=table, cluster_by=key),
+                VacuumOp(
+                    table=table, retain_hours=math.ceil(policy.retention / timedelta(hours=1))
+                ),
+            ]
+        case _:
+            assert_never(target.maintenance)
     return Plan(ops=tuple(ops))

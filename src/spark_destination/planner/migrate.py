@@ -109,7 +109,7 @@ def migrate_tables(request: MigrateRequest) -> tuple[str, ...]:
 def plan_migrate(request: MigrateRequest, tables: Tables, *, catalog: str, target: Target) -> Plan:
     """``tables`` maps each name of ``migrate_tables(request)`` to its current state."""
     op = request.operation
-    ref = table_ref(catalog, request.schema, request.table)
+    ref = table_ref(catalog, request.schema, request.table, target=target)
     current = tables.get(request.table)
     match op:
         case DropTable():
@@ -135,7 +135,7 @@ def plan_migrate(request: MigrateRequest, tables: Tables, *, catalog: str, targe
         case DropColumnInHistoryMode():
             return drop_column_in_history(op, ref, require_table(request, current))
         case TableSyncModeMigration():
-            return sync_mode(request, op, tables, catalog)
+            return sync_mode(request, op, tables, ref)
         case _:
             assert_never(op)
 
@@ -244,8 +244,8 @@ def _copy_table(
 ) -> Plan:
     source_name, target_name = _names(request, op.from_table, op.to_table)
     source = require_table(request, tables.get(source_name), source_name)
-    source_ref = table_ref(catalog, request.schema, source_name)
-    target_ref = table_ref(catalog, request.schema, target_name)
+    source_ref = table_ref(catalog, request.schema, source_name, target=sql_target)
+    target_ref = table_ref(catalog, request.schema, target_name, target=sql_target)
     rows = CopyRowsOp(
         source=source_ref, target=target_ref, columns=tuple(c.name for c in source.columns)
     )
@@ -262,8 +262,8 @@ def _rename_table(
     if source is None and target is not None:
         return Plan(ops=(), noop_reason=f"{source_name!r} is gone and {target_name!r} exists")
     source = require_table(request, source, source_name)
-    source_ref = table_ref(catalog, request.schema, source_name)
-    target_ref = table_ref(catalog, request.schema, target_name)
+    source_ref = table_ref(catalog, request.schema, source_name, target=sql_target)
+    target_ref = table_ref(catalog, request.schema, target_name, target=sql_target)
     rows = CopyRowsOp(
         source=source_ref, target=target_ref, columns=tuple(c.name for c in source.columns)
     )
@@ -310,8 +310,8 @@ def _copy_table_to_history(
 ) -> Plan:
     source_name, target_name = _names(request, op.from_table, op.to_table)
     source = require_table(request, tables.get(source_name), source_name)
-    source_ref = table_ref(catalog, request.schema, source_name)
-    target_ref = table_ref(catalog, request.schema, target_name)
+    source_ref = table_ref(catalog, request.schema, source_name, target=sql_target)
+    target_ref = table_ref(catalog, request.schema, target_name, target=sql_target)
     return Plan(
         ops=tuple(
             _to_history(

@@ -54,7 +54,6 @@ from spark_destination.planner.migrate_steps import (
     require_table,
     table_column,
 )
-from spark_destination.planner.tables import table_ref
 
 
 def _history_table(table: Table, what: str) -> tuple[str, ...]:
@@ -139,9 +138,8 @@ def _history_change(
 
 
 def sync_mode(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, catalog: str
+    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, ref: TableRef
 ) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table)
     deleted = op.soft_deleted_column or DELETED
     match op.type:
         case SyncModeMigrationType.SOFT_DELETE_TO_HISTORY:

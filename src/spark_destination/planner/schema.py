@@ -18,18 +18,21 @@ from spark_destination.planner.ir import (
     SetPrimaryKeyOp,
 )
 from spark_destination.planner.tables import table_ref, validate_columns
+from spark_destination.planner.target import Target
 
 __all__ = ["plan_alter_table", "plan_create_table", "plan_describe"]
 
 
-def plan_describe(request: DescribeTableRequest, *, catalog: str) -> Plan:
-    ref = table_ref(catalog, request.target.schema, request.target.table)
+def plan_describe(request: DescribeTableRequest, *, catalog: str, target: Target) -> Plan:
+    ref = table_ref(catalog, request.target.schema, request.target.table, target=target)
     return Plan(ops=(DescribeOp(table=ref),))
 
 
-def plan_create_table(request: CreateTableRequest, current: Table | None, *, catalog: str) -> Plan:
+def plan_create_table(
+    request: CreateTableRequest, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
     """Create the schema if missing and the table; an existing table is an error."""
-    ref = table_ref(catalog, request.schema, request.table.name)
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     validate_columns(request.table)
     if current is not None:
         raise InvalidRequestError(

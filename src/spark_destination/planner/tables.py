@@ -19,6 +19,7 @@ from spark_destination.core.model import (
 from spark_destination.core.names import check_not_reserved
 from spark_destination.core.requests import WriteBatchRequest, WriteHistoryBatchRequest
 from spark_destination.planner.ir import StagedFile, TableRef
+from spark_destination.planner.target import NameKind, Target
 
 # Key types whose batch values bind as literals that compare exactly with the stored values
 # and that table formats keep min/max statistics and bloom filters for. Excluded: timestamps
@@ -29,15 +30,31 @@ FILTERABLE_KEY_TYPES: Final = frozenset(
 )
 
 
-def table_ref(catalog: str, schema: str, name: str) -> TableRef:
-    """The table a request names: a plain path component each (``TableRef``), and not one of
-    the destination's own tables."""
+def table_ref(catalog: str, schema: str, name: str, *, target: Target) -> TableRef:
+    """The table a request names: a plain path component each (``TableRef``), not one of the
+    destination's own tables, and names the target's catalog takes (``check_names``)."""
     if not schema:
         raise InvalidRequestError("schema_name is empty")
     if not name:
         raise InvalidRequestError("table name is empty")
     check_not_reserved("table", name)
-    return TableRef(catalog=catalog, schema=schema, name=name)
+    ref = TableRef(catalog=catalog, schema=schema, name=name)
+    check_names(target, catalog, schema, name)
+    return ref
+
+
+def check_names(target: Target, catalog: str, schema: str, table: str | None = None) -> None:
+    """Refuse a catalog, schema or table name the target's catalog does not take
+    (``Target.name_problem``), naming the rule, before anything runs."""
+    parts = [(NameKind.CATALOG, catalog), (NameKind.SCHEMA, schema)]
+    if table is not None:
+        parts.append((NameKind.TABLE, table))
+    for kind, part in parts:
+        problem = target.name_problem(kind, part)
+        if problem is not None:
+            raise InvalidRequestError(
+                f"{kind.value} name {part!r} {problem} ({target.name})"
+            )
 
 
 def validate_columns(table: Table) -> None:

@@ -7,9 +7,30 @@ so adding a target changes no planning module.
 
 from __future__ import annotations
 
+import enum
+from datetime import timedelta
 from typing import Protocol
 
 from spark_destination.core.model import Column, DataType
+
+
+class NameKind(enum.Enum):
+    """What a name in a request names, for ``Target.name_problem`` and its messages."""
+
+    CATALOG = "catalog"
+    SCHEMA = "schema"
+    TABLE = "table"
+
+
+class Maintenance(enum.Enum):
+    """What keeps a table format's tables lean, and so which maintenance ops are planned."""
+
+    # Iceberg's procedures: compact data files, compact position deletes, expire snapshots
+    # (their files go with them), remove orphan files.
+    SNAPSHOT_PROCEDURES = "snapshot procedures"
+    # Delta's commands: OPTIMIZE (compaction, clustered by the key with ZORDER BY), then
+    # VACUUM (removes files no version within the retention references).
+    OPTIMIZE_AND_VACUUM = "optimize and vacuum"
 
 
 class Target(Protocol):
@@ -47,4 +68,21 @@ class Target(Protocol):
 
     def key_type_allowed(self, data_type: DataType) -> bool:
         """A column of this type may be part of the primary key."""
+        ...
+
+    def name_problem(self, kind: NameKind, name: str) -> str | None:
+        """Why the target refuses ``name`` as a catalog, schema or table name (a phrase such as
+        "holds a space"), or None. Every target refuses what ``core.names`` refuses; a catalog
+        may refuse more (Unity Catalog: periods, spaces, upper case)."""
+        ...
+
+    @property
+    def maintenance(self) -> Maintenance:
+        """How the table format's tables are maintained."""
+        ...
+
+    @property
+    def minimum_retention(self) -> timedelta:
+        """The shortest retention the format's file clean-up accepts (Delta's VACUUM refuses
+        less than 7 days unless its safety check is turned off)."""
         ...

@@ -17,6 +17,7 @@ from spark_destination.core.requests import TruncateRequest
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import AddColumnsOp, Plan, SetPropertiesOp, TruncateOp
 from spark_destination.planner.tables import table_ref
+from spark_destination.planner.target import Target
 
 
 def to_millis(value: datetime) -> datetime:
@@ -25,8 +26,10 @@ def to_millis(value: datetime) -> datetime:
     return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
 
 
-def plan_truncate(request: TruncateRequest, current: Table | None, *, catalog: str) -> Plan:
-    ref = table_ref(catalog, request.target.schema, request.target.table)
+def plan_truncate(
+    request: TruncateRequest, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
+    ref = table_ref(catalog, request.target.schema, request.target.table, target=target)
     if current is None:
         return Plan(ops=(), noop_reason="the table does not exist (nothing to truncate)")
     if current.column(request.synced_column) is None:

@@ -20,6 +20,7 @@ from spark_destination.planner.tables import (
     staged_files,
     table_ref,
 )
+from spark_destination.planner.target import Target
 
 BATCH_VIEW: Final = "sd_batch"
 NO_FILES: Final = Plan(ops=(), noop_reason="the request names no batch files")
@@ -30,8 +31,10 @@ def sentinel(value: str) -> str | None:
     return value or None
 
 
-def plan_write_batch(request: WriteBatchRequest, current: Table | None, *, catalog: str) -> Plan:
-    ref = table_ref(catalog, request.schema, request.table.name)
+def plan_write_batch(
+    request: WriteBatchRequest, current: Table | None, *, catalog: str, target: Target
+) -> Plan:
+    ref = table_ref(catalog, request.schema, request.table.name, target=target)
     batch = request.files
     current, files = staged_files(
         "WriteBatch",

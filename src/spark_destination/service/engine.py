@@ -178,14 +178,14 @@ class Engine:
         config = self.config(configuration)
         target = target_of(request)
         return self._executor(config).describe(
-            table_ref(config.catalog, target.schema, target.table)
+            self._ref(config, target.schema, target.table)
         )
 
     def apply(self, configuration: Mapping[str, str], request: TableChange) -> Result:
         """Plan a request that changes one table against the table as it is, and run it."""
         config = self.config(configuration)
         target = target_of(request)
-        ref = table_ref(config.catalog, target.schema, target.table)
+        ref = self._ref(config, target.schema, target.table)
         batch = None
         if isinstance(request, WriteBatchRequest | WriteHistoryBatchRequest):
             files = request.files
@@ -204,7 +204,7 @@ class Engine:
     def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
         """Lock every table the operation names (in a fixed order), describe them, plan, run."""
         config = self.config(configuration)
-        refs = [table_ref(config.catalog, request.schema, name) for name in migrate_tables(request)]
+        refs = [self._ref(config, request.schema, name) for name in migrate_tables(request)]
         locks = sorted(
             (((r.schema, r.name), self._lock(config, r)) for r in refs), key=lambda item: item[0]
         )
@@ -251,7 +251,7 @@ class Engine:
     ) -> MaintenanceReport:
         """Compact, expire and clean one table, holding its lock (no request runs meanwhile)."""
         config = self.config(configuration)
-        ref = table_ref(config.catalog, schema, table)
+        ref = self._ref(config, schema, table)
         with self._lock(config, ref):
             return self._maintain(config, ref, policy or policy_for(config), now)
 
@@ -263,9 +263,11 @@ class Engine:
         now: datetime | None,
     ) -> MaintenanceReport:
         executor = self._executor(config)
-        if executor.describe(ref) is None:
+        described = executor.describe(ref)
+        if described is None:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
-        plan = plan_maintenance(ref, policy, now=now or datetime.now(UTC))
+        now = now or datetime.now(UTC)
+        plan = plan_maintenance(ref, policy, now=now, target=self._dialect, key=described.key)
         report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
         self._maintenance.reset(self._key(config, ref))
         return report
@@ -281,6 +283,10 @@ class Engine:
 
     def wait_for_maintenance(self, timeout: float | None = None) -> None:
         self._maintenance.wait_idle(timeout)
+
+    def _ref(self, config: DestinationConfig, schema: str, table: str) -> TableRef:
+        """The table a request names, as this engine's dialect takes names."""
+        return table_ref(config.catalog, schema, table, target=self._dialect)
 
     def _render(self, plan: Plan) -> RenderedPlan:
         return render_plan(plan, self._dialect)

@@ -27,14 +27,14 @@ def plan_change(
     """The plan of a request that changes one table, given that table as it is now."""
     match request:
         case CreateTableRequest():
-            return plan_create_table(request, current, catalog=catalog)
+            return plan_create_table(request, current, catalog=catalog, target=target)
         case AlterTableRequest():
             return plan_alter_table(request, current, catalog=catalog, target=target)
         case TruncateRequest():
-            return plan_truncate(request, current, catalog=catalog)
+            return plan_truncate(request, current, catalog=catalog, target=target)
         case WriteBatchRequest():
-            return plan_write_batch(request, current, catalog=catalog)
+            return plan_write_batch(request, current, catalog=catalog, target=target)
         case WriteHistoryBatchRequest():
-            return plan_write_history_batch(request, current, catalog=catalog)
+            return plan_write_history_batch(request, current, catalog=catalog, target=target)
         case _:
             assert_never(request)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from spark_destination.core.errors import RenderError
 from spark_destination.core.requests import DescribeTableRequest, MigrateRequest
 from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.edge import parse_back
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
-from spark_destination.dialects.rendered import Statement
+from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_describe
@@ -19,7 +21,7 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
     request = preview.request
     match request:
         case DescribeTableRequest():
-            return plan_describe(request, catalog=catalog)
+            return plan_describe(request, catalog=catalog, target=dialect)
         case MigrateRequest():
             own = {request.table: preview.existing}
             tables = {
@@ -44,6 +46,25 @@ def format_statements(statements: tuple[Statement, ...], noop_reason: str | None
     return "\n\n".join(parts) + "\n"
 
 
+def checked(statements: RenderedPlan, dialect: Dialect) -> RenderedPlan:
+    """``statements``, once every form of each parses back strictly with the dialect's reader
+    and prints the same again (the check the engine skips: it renders without parsing)."""
+    for statement in statements:
+        for sql in (statement.sql, *(text for _, text in statement.forms)):
+            if sql is None:
+                continue
+            again = parse_back(
+                dialect.sqlglot_dialect,
+                dialect.name,
+                sql,
+                command=statement.command,
+                known_gap=statement.known_gap,
+            )
+            if again != sql:
+                raise RenderError(f"rendered SQL does not print back the same:\n{sql}")
+    return statements
+
+
 def preview(preview_input: PreviewInput, dialect: Dialect = DEFAULT) -> str:
     plan = plan_for(preview_input, dialect)
-    return format_statements(render_plan(plan, dialect), plan.noop_reason)
+    return format_statements(checked(render_plan(plan, dialect), dialect), plan.noop_reason)

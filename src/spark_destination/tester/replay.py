@@ -321,12 +321,12 @@ def print_tables(
     """Print each table's rows ordered by its key columns (all columns when it has none)."""
     from pyspark.sql.functions import col
 
-    from spark_destination.planner.tables import table_ref
+    from spark_destination.planner.ir import TableRef
     from spark_destination.runtime.execute.executor import Executor
 
     describer = Executor(session)
     for name in table_names:
-        described = describer.describe(table_ref(catalog, schema, name))
+        described = describer.describe(TableRef(catalog=catalog, schema=schema, name=name))
         if described is None:
             out.write(f"{schema}.{name}: not found\n\n")
             continue

@@ -43,29 +43,29 @@ _DUPLICATES: Final = "__sd_duplicate_keys"
 class OutputsContext:
     """A one-row query over ``view`` (a table)."""
 
-    outputs: list[str]
-    view: str
+    outputs: list[exp.Expr]
+    view: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiteralContext:
-    output: str
+    output: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryStartContext:
-    output: str
-    table: str
-    where: str
+    output: exp.Expr
+    table: exp.Table
+    where: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UniqueKeyContext:
-    output: str
-    row: str
-    table: str
-    key: list[str]
-    repeated: str
+    output: exp.Expr
+    row: exp.Expr
+    table: exp.Table
+    key: list[exp.Expr]
+    repeated: exp.Expr
 
 
 def lower_check(r: Renderer, op: CheckOp) -> Statement:
@@ -74,7 +74,7 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
         case CheckLiteralOp():
             bad = values.invalid(r.dialect, exp.Literal.string(op.value), op.column)
             output = alias(exp.false() if bad is None else bad, _BAD)
-            sql = r.template("check_literal", LiteralContext(output=r.sql(output)))
+            sql = r.template("check_literal", LiteralContext(output=output))
             layout = (_output(r, OutputKind.REFUSED, op.column),)
             summary = f"check the value for column {op.column.name!r}"
             return r.statement(op, sql, summary, layout=layout)
@@ -82,9 +82,9 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
             ts = timestamp(op.operation_timestamp)
             where = exp.and_(col(op.active), exp.GT(this=col(op.start), expression=ts))
             context = HistoryStartContext(
-                output=r.sql(alias(exp.Max(this=col(op.start)), _LATEST)),
+                output=alias(exp.Max(this=col(op.start)), _LATEST),
                 table=r.table(op.table),
-                where=r.sql(where),
+                where=where,
             )
             sql = r.template("check_history_start", context)
             layout = (CheckOutput(kind=OutputKind.LATEST_START),)
@@ -95,11 +95,11 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
         case CheckUniqueKeyOp():
             rows = exp.Count(this=exp.Star())
             context = UniqueKeyContext(
-                output=r.sql(alias(rows, _DUPLICATES)),
-                row=r.sql(number(1)),
+                output=alias(rows, _DUPLICATES),
+                row=number(1),
                 table=r.table(op.table),
-                key=[r.sql(converted(r, c)) for c in op.key],
-                repeated=r.sql(exp.GT(this=rows.copy(), expression=number(1))),
+                key=[converted(r, c) for c in op.key],
+                repeated=exp.GT(this=rows.copy(), expression=number(1)),
             )
             sql = r.template("check_unique_key", context)
             layout = (CheckOutput(kind=OutputKind.DUPLICATE_KEYS),)
@@ -128,7 +128,7 @@ def converted(r: Renderer, change: ColumnChange) -> exp.Expr:
 
 
 def _check_conversions(r: Renderer, op: CheckConversionsOp) -> Statement:
-    outputs: list[str] = []
+    outputs: list[exp.Expr] = []
     layout: list[CheckOutput] = []
     for change in op.conversions:
         if change.source is None:
@@ -142,8 +142,8 @@ def _check_conversions(r: Renderer, op: CheckConversionsOp) -> Statement:
             this=exp.Case(ifs=[exp.If(this=bad.copy(), true=exp.cast(raw.copy(), "STRING"))])
         )
         position = len(layout) // 2
-        outputs.append(r.sql(alias(exp.func("COUNT_IF", bad), f"bad_count_{position}")))
-        outputs.append(r.sql(alias(sample, f"bad_value_{position}")))
+        outputs.append(alias(exp.func("COUNT_IF", bad), f"bad_count_{position}"))
+        outputs.append(alias(sample, f"bad_value_{position}"))
         layout += [
             CheckOutput(kind=OutputKind.BAD_COUNT, change=change),
             CheckOutput(kind=OutputKind.BAD_VALUE, change=change),
@@ -151,10 +151,10 @@ def _check_conversions(r: Renderer, op: CheckConversionsOp) -> Statement:
     for index, change in enumerate(op.not_null):
         # The stored value: converting a non-NULL value never yields NULL (ANSI).
         nulls = exp.func("COUNT_IF", is_null(_stored_value(r, change)))
-        outputs.append(r.sql(alias(nulls, f"null_count_{index}")))
+        outputs.append(alias(nulls, f"null_count_{index}"))
         layout.append(CheckOutput(kind=OutputKind.NULL_COUNT, change=change))
     if not outputs:
-        outputs.append(r.sql(alias(number(0), _NOTHING)))
+        outputs.append(alias(number(0), _NOTHING))
         layout.append(CheckOutput(kind=OutputKind.NOTHING))
     sql = r.template("check_conversions", OutputsContext(outputs=outputs, view=r.table(op.table)))
     summary = f"check the stored values of {op.table.name!r} convert"

@@ -1,31 +1,27 @@
 """What every lowering module shares: the ``Renderer`` bound to one dialect, and the small
 expression builders (columns, literals, sentinel tests) the statements are made of.
 
-Jinja lays out the statement skeleton from a typed context whose slots are already text:
-identifiers quoted by ``quoting``, expressions built with sqlglot and printed for the dialect.
-The text is then parsed back by sqlglot in strict mode with the dialect's own reader and
-pretty-printed from the AST, so the SQL that runs is exactly the SQL a preview or a golden
-snapshot shows, and a template bug is caught here rather than in the engine.
+Jinja lays out the statement skeleton from a typed context whose slots are sqlglot trees
+(identifiers and tables from ``quoting``, expressions built here and in ``values``); the
+``edge`` puts the trees into the parsed skeleton and prints the statement once, so the SQL that
+runs is exactly the SQL a preview or a golden snapshot shows.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import logging
 from datetime import datetime
 from typing import Final
 
-import jinja2
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ErrorLevel, ParseError
 
 from spark_destination.core.errors import RenderError
 from spark_destination.core.model import Column
-from spark_destination.dialects import values
+from spark_destination.dialects import edge, skeletons, values
 from spark_destination.dialects.base import Dialect
-from spark_destination.dialects.quoting import ident, qualified, string_literal, utc_timestamp_text
+from spark_destination.dialects.edge import Skeleton
+from spark_destination.dialects.quoting import identifier, literal, utc_timestamp_text
+from spark_destination.dialects.quoting import table as table_name
 from spark_destination.dialects.rendered import CheckOutput, Form, KeyFilter, Statement
 from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
 
@@ -33,61 +29,6 @@ from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
 TARGET_ALIAS: Final = "t"
 SOURCE_ALIAS: Final = "s"
 BATCH_ALIAS: Final = "b"
-# Folder of the statement skeletons every dialect shares.
-COMMON_TEMPLATES: Final = "common"
-
-
-class _ExpectedCommandFilter(logging.Filter):
-    """sqlglot warns when it parses table-format DDL as an opaque command; ``finalize``
-    decides whether that is allowed."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Falling back to parsing as a 'Command'" not in record.getMessage()
-
-
-logging.getLogger("sqlglot").addFilter(_ExpectedCommandFilter())
-
-
-@functools.cache
-def _environment(folder: str) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.ChoiceLoader(
-            [
-                jinja2.PackageLoader("spark_destination", f"templates/{folder}"),
-                jinja2.PackageLoader("spark_destination", f"templates/{COMMON_TEMPLATES}"),
-            ]
-        ),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # noqa: S701 - the output is SQL, not HTML; every slot is pre-quoted
-        keep_trailing_newline=False,
-    )
-
-
-def finalize(dialect: Dialect, sql: str, *, command: bool = False, known_gap: bool = False) -> str:
-    """Parse ``sql`` back with the dialect's sqlglot reader (strict) and pretty-print it.
-
-    Table-format DDL outside sqlglot's grammar (Iceberg's ``SET IDENTIFIER FIELDS``) parses as
-    an opaque command; only statements rendered with ``command=True`` may do that. A statement
-    sqlglot parses but flags when printing although it prints it right (``known_gap``: sqlglot
-    30.30 reports ``ALTER COLUMN … SET NOT NULL`` as unsupported) is printed without that check.
-    """
-    try:
-        parsed = sqlglot.parse(sql, read=dialect.sqlglot_dialect, error_level=ErrorLevel.RAISE)
-    except ParseError as exc:
-        raise RenderError(f"rendered SQL does not parse: {exc}\n{sql}") from exc
-    if len(parsed) != 1 or parsed[0] is None:
-        raise RenderError(f"rendered SQL must be exactly one statement:\n{sql}")
-    tree = parsed[0]
-    if isinstance(tree, exp.Command):
-        if not command:
-            raise RenderError(f"rendered SQL is outside sqlglot's {dialect.name} grammar:\n{sql}")
-        return sql.strip()
-    return tree.sql(
-        dialect=dialect.sqlglot_dialect,
-        pretty=True,
-        unsupported_level=ErrorLevel.IGNORE if known_gap else ErrorLevel.RAISE,
-        comments=False,
-    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,51 +37,67 @@ class Renderer:
 
     dialect: Dialect
 
-    def template(self, name: str, context: object) -> str:
-        """Render ``templates/<dialect or common>/<name>.sql.j2`` with a context dataclass."""
+    def template(self, name: str, context: object) -> Skeleton:
+        """Render the dialect's skeleton ``name`` with a context dataclass of trees."""
         assert dataclasses.is_dataclass(context) and not isinstance(context, type)
+        if name not in self.dialect.skeletons.available:
+            raise RenderError(f"dialect {self.dialect.name} has no template {name!r}")
         slots = {f.name: getattr(context, f.name) for f in dataclasses.fields(context)}
-        environment = _environment(self.dialect.templates)
-        return environment.get_template(f"{name}.sql.j2").render(**slots)
+        return edge.render_skeleton(skeletons.environment(self.dialect.skeletons), name, slots)
+
+    def to_sql(self, skeleton: Skeleton, *, known_gap: bool = False) -> str:
+        """The dialect's one ``to_sql`` edge (commands: ``Skeletons.commands``)."""
+        read = self.dialect.sqlglot_dialect
+        if skeleton.template in self.dialect.skeletons.commands:
+            return edge.command_sql(read, skeleton)
+        return edge.to_sql(read, skeleton, known_gap=known_gap)
 
     def statement(
         self,
         op: Op,
-        sql: str,
+        skeleton: Skeleton,
         summary: str,
         *,
-        command: bool = False,
         known_gap: bool = False,
-        forms: tuple[tuple[Form, str], ...] = (),
+        forms: tuple[tuple[Form, Skeleton], ...] = (),
         layout: tuple[CheckOutput, ...] = (),
         key_filter: KeyFilter | None = None,
     ) -> Statement:
         return Statement(
             op=op,
-            sql=finalize(self.dialect, sql, command=command, known_gap=known_gap),
+            sql=self.to_sql(skeleton, known_gap=known_gap),
             summary=summary,
-            forms=tuple((form, finalize(self.dialect, text)) for form, text in forms),
+            forms=tuple((form, self.to_sql(s)) for form, s in forms),
             layout=layout,
             key_filter=key_filter,
+            command=skeleton.template in self.dialect.skeletons.commands,
+            known_gap=known_gap,
         )
 
-    def sql(self, expression: exp.Expr) -> str:
-        return self.dialect.sql(expression)
-
-    def table(self, table: TableRef) -> str:
-        return qualified(table.catalog, table.schema, table.name)
+    def table(self, table: TableRef) -> exp.Table:
+        return table_name(table.catalog, table.schema, table.name)
 
     def properties(
         self, own: tuple[tuple[str, str], ...], *, table_format: bool = True
-    ) -> list[tuple[str, str]]:
+    ) -> list[tuple[exp.Literal, exp.Literal]]:
         """The table format's properties (unless ``table_format`` is false), then the
-        destination's own, as quoted literals."""
+        destination's own, as string literals."""
         every = (*(self.dialect.table_properties if table_format else ()), *own)
-        return [(string_literal(k), string_literal(v)) for k, v in every]
+        return [(literal(k), literal(v)) for k, v in every]
 
-    def column_definition(self, column: Column, *, nullable: bool = False) -> str:
-        definition = f"{ident(column.name)} {self.dialect.type_text(column)}"
-        return definition + (" NOT NULL" if column.primary_key and not nullable else "")
+    def using(self) -> exp.Var:
+        """The table format as ``USING`` names it."""
+        return exp.Var(this=self.dialect.using)
+
+    def column_definition(self, column: Column, *, nullable: bool = False) -> exp.ColumnDef:
+        constraints = []
+        if column.primary_key and not nullable:
+            constraints.append(exp.ColumnConstraint(kind=exp.NotNullColumnConstraint()))
+        return exp.ColumnDef(
+            this=identifier(column.name),
+            kind=self.dialect.sql_type(column),
+            constraints=constraints or None,
+        )
 
     def decode(self, raw: exp.Expr, column: Column) -> exp.Expr:
         return values.decode(self.dialect, raw, column)
@@ -154,7 +111,7 @@ class Renderer:
 
 
 def col(name: str, table: str | None = None) -> exp.Column:
-    return exp.column(name, table=table, quoted=True)
+    return exp.Column(this=identifier(name), table=identifier(table) if table is not None else None)
 
 
 def text(value: str) -> exp.Literal:
@@ -166,7 +123,9 @@ def number(value: int) -> exp.Expr:
 
 
 def alias(expression: exp.Expr, name: str) -> exp.Expr:
-    return exp.alias_(expression, exp.to_identifier(name, quoted=True))
+    """``expression AS name``; takes ``expression`` as it is (no copy: every caller builds it
+    for this use)."""
+    return exp.Alias(this=expression, alias=identifier(name))
 
 
 def is_null(expression: exp.Expr) -> exp.Expr:

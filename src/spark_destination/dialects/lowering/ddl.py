@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
-from spark_destination.core.errors import RenderError
+from sqlglot import exp
+
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
-from spark_destination.dialects.quoting import ident, qualified
+from spark_destination.dialects.quoting import identifier, table
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -21,7 +22,6 @@ from spark_destination.planner.ir import (
     DropTableOp,
     ListNamespacesOp,
     RenameColumnOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
 )
@@ -39,7 +39,6 @@ DdlOp = (
     | DropColumnsOp
     | AlterColumnTypeOp
     | DropNotNullOp
-    | SetNotNullOp
 )
 
 
@@ -47,66 +46,66 @@ DdlOp = (
 class TableContext:
     """Statements about one table and nothing else (drop, describe)."""
 
-    table: str
+    table: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NamespaceContext:
-    namespace: str
+    namespace: exp.Table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogContext:
-    catalog: str
+    catalog: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateTableContext:
-    table: str
-    columns: list[str]
-    using: str
-    properties: list[tuple[str, str]]
+    table: exp.Table
+    columns: list[exp.ColumnDef]
+    using: exp.Var
+    properties: list[tuple[exp.Literal, exp.Literal]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnsContext:
     """A table and column definitions or names (add, drop, set the primary key)."""
 
-    table: str
-    columns: list[str]
+    table: exp.Table
+    columns: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeyContext:
-    table: str
-    columns: list[str]
-    constraint: str
+    table: exp.Table
+    columns: list[exp.Identifier]
+    constraint: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PropertiesContext:
-    table: str
-    properties: list[tuple[str, str]]
+    table: exp.Table
+    properties: list[tuple[exp.Literal, exp.Literal]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RenameColumnContext:
-    table: str
-    from_column: str
-    to_column: str
+    table: exp.Table
+    from_column: exp.Identifier
+    to_column: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnContext:
-    table: str
-    column: str
+    table: exp.Table
+    column: exp.Identifier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnTypeContext:
-    table: str
-    column: str
-    type: str
+    table: exp.Table
+    column: exp.Identifier
+    type: exp.DataType
 
 
 # Suffix of the primary-key constraint's name (Delta): one per table, found again by name.
@@ -118,14 +117,14 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
     match op:
         case CreateNamespaceOp():
             sql = r.template(
-                "create_namespace", NamespaceContext(namespace=qualified(op.catalog, op.schema))
+                "create_namespace", NamespaceContext(namespace=table(op.catalog, op.schema))
             )
             return (r.statement(op, sql, f"create schema {op.schema!r} if missing"),)
         case CreateTableOp():
             context = CreateTableContext(
                 table=r.table(op.table),
                 columns=[r.column_definition(c) for c in op.columns],
-                using=r.dialect.using,
+                using=r.using(),
                 properties=r.properties(op.properties),
             )
             sql = r.template("create_table", context)
@@ -152,24 +151,24 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             summary = f"read schema, key and Fivetran metadata of {op.table.name!r} (catalog API)"
             return (Statement(op=op, sql=None, summary=summary),)
         case ListNamespacesOp():
-            sql = r.template("show_namespaces", CatalogContext(catalog=ident(op.catalog)))
+            sql = r.template("show_namespaces", CatalogContext(catalog=identifier(op.catalog)))
             summary = f"list namespaces of catalog {op.catalog!r}"
-            return (r.statement(op, sql, summary, command=True),)
+            return (r.statement(op, sql, summary),)
         case DropTableOp():
             sql = r.template("drop_table", TableContext(table=r.table(op.table)))
             return (r.statement(op, sql, f"drop table {op.table.name!r}"),)
         case RenameColumnOp():
             context = RenameColumnContext(
                 table=r.table(op.table),
-                from_column=ident(op.from_column),
-                to_column=ident(op.to_column),
+                from_column=identifier(op.from_column),
+                to_column=identifier(op.to_column),
             )
             sql = r.template("rename_column", context)
             summary = f"rename column {op.from_column!r} of {op.table.name!r} to {op.to_column!r}"
             return (r.statement(op, sql, summary),)
         case DropColumnsOp():
             context = ColumnsContext(
-                table=r.table(op.table), columns=[ident(c) for c in op.columns]
+                table=r.table(op.table), columns=[identifier(c) for c in op.columns]
             )
             sql = r.template("drop_columns", context)
             summary = f"drop {len(op.columns)} column(s) of {op.table.name!r}"
@@ -177,49 +176,58 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
         case AlterColumnTypeOp():
             type_text = r.dialect.type_text(op.column)
             context = ColumnTypeContext(
-                table=r.table(op.table), column=ident(op.column.name), type=type_text
+                table=r.table(op.table),
+                column=identifier(op.column.name),
+                type=r.dialect.sql_type(op.column),
             )
             sql = r.template("alter_column_type", context)
             summary = f"widen column {op.column.name!r} of {op.table.name!r} to {type_text}"
             return (r.statement(op, sql, summary),)
         case DropNotNullOp():
-            context = ColumnContext(table=r.table(op.table), column=ident(op.column))
+            context = ColumnContext(table=r.table(op.table), column=identifier(op.column))
             sql = r.template("drop_not_null", context)
             summary = f"make column {op.column!r} of {op.table.name!r} nullable"
             return (r.statement(op, sql, summary),)
-        case SetNotNullOp():
-            if not r.dialect.changes_key_in_place:
-                raise RenderError(f"{r.dialect.name} cannot make a column NOT NULL in place")
-            context = ColumnContext(table=r.table(op.table), column=ident(op.column))
-            sql = r.template("set_not_null", context)
-            summary = f"make column {op.column!r} of {op.table.name!r} NOT NULL"
-            return (r.statement(op, sql, summary, known_gap=True),)
         case _:
             assert_never(op)
 
 
 def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
-    columns = [ident(c) for c in op.columns]
-    table = r.table(op.table)
+    columns = [identifier(c) for c in op.columns]
+    table_name = r.table(op.table)
     summary = f"set the primary key of {op.table.name!r}"
     match r.dialect.key_style:
         case KeyStyle.IDENTIFIER_FIELDS:
-            if not op.columns:
-                raise RenderError(f"{r.dialect.name} cannot leave a table without key in place")
+            # Never empty: Iceberg cannot drop identifier fields in place, so the planner
+            # rewrites the table instead (``Target.changes_key_in_place``).
+            assert op.columns, "the planner never leaves identifier fields empty in place"
             summary = f"set identifier fields of {op.table.name!r}"
-            sql = r.template("set_primary_key", ColumnsContext(table=table, columns=columns))
-            return (r.statement(op, sql, summary, command=True),)
+            keyed = ColumnsContext(table=table_name, columns=list(columns))
+            sql = r.template("set_primary_key", keyed)
+            return (r.statement(op, sql, summary),)
         case KeyStyle.PRIMARY_KEY_CONSTRAINT:
             # A table has at most one primary key: drop any other first (both idempotent).
             context = KeyContext(
-                table=table,
+                table=table_name,
                 columns=columns,
-                constraint=ident(op.table.name + PRIMARY_KEY_SUFFIX),
+                constraint=identifier(op.table.name + PRIMARY_KEY_SUFFIX),
             )
             dropped = r.template("drop_primary_key", context)
             drop = r.statement(op, dropped, f"drop the primary key of {op.table.name!r} if any")
             if not op.columns:
                 return (drop,)
-            return (drop, r.statement(op, r.template("add_primary_key", context), summary))
+            # The key's columns must be NOT NULL: a table made by a query (a rewrite, a copy)
+            # has nullable columns. Delta checks the rows; a column already NOT NULL is kept.
+            not_null = tuple(
+                r.statement(
+                    op,
+                    r.template("set_not_null", ColumnContext(table=table_name, column=column)),
+                    f"make key column {name!r} of {op.table.name!r} NOT NULL",
+                    known_gap=True,
+                )
+                for name, column in zip(op.columns, columns, strict=True)
+            )
+            add = r.statement(op, r.template("add_primary_key", context), summary)
+            return (drop, *not_null, add)
         case _:
             assert_never(r.dialect.key_style)

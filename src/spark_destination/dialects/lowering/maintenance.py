@@ -1,8 +1,8 @@
-"""Lowering of table maintenance: Iceberg's ``CALL <catalog>.system.<procedure>(name => value)``
-and the health query over its metadata tables.
-
-Only dialects whose templates folder has ``maintenance_call`` / ``table_health`` (today
-``spark_iceberg``) render these; another dialect gets a ``RenderError`` naming it.
+"""Lowering of table maintenance, per ``Target.maintenance``: Iceberg's ``CALL
+<catalog>.system.<procedure>(name => value)`` and the health query over its metadata tables;
+Delta's ``OPTIMIZE``, ``VACUUM`` and ``DESCRIBE DETAIL``. The planner plans only the ops of the
+dialect's maintenance style (``planner.maintenance``); each style's templates are checked when
+the dialect is built (``base.MAINTENANCE_TEMPLATES``).
 """
 
 from __future__ import annotations
@@ -11,21 +11,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, assert_never
 
-import jinja2
+from sqlglot import exp
 
-from spark_destination.core.errors import RenderError
 from spark_destination.dialects.lowering.common import Renderer
-from spark_destination.dialects.quoting import ident, qualified, string_literal, utc_timestamp_text
+from spark_destination.dialects.quoting import (
+    identifier,
+    literal,
+    qualified,
+    utc_timestamp_text,
+)
+from spark_destination.dialects.quoting import table as table_name
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
     MaintenanceOp,
+    OptimizeOp,
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
     TableHealthOp,
     TableRef,
+    VacuumOp,
 )
+from spark_destination.planner.target import Maintenance
 
 # Iceberg's procedure namespace inside every Iceberg catalog.
 SYSTEM_NAMESPACE: Final = "system"
@@ -34,52 +42,78 @@ HEALTH_COLUMNS: Final = ("data_files", "delete_files", "snapshots")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Argument:
+    """One named procedure argument; ``timestamp``: the value is a timestamp literal's text."""
+
+    name: exp.Identifier
+    value: exp.Expr
+    timestamp: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CallContext:
-    procedure: str
-    # (quoted argument name, literal) pairs, in order.
-    arguments: list[tuple[str, str]]
+    procedure: exp.Table
+    arguments: list[Argument]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HealthContext:
-    data_files: str
-    delete_files: str
-    snapshots: str
-    data_files_alias: str
-    delete_files_alias: str
-    snapshots_alias: str
+    data_files: exp.Table
+    delete_files: exp.Table
+    snapshots: exp.Table
+    data_files_alias: exp.Identifier
+    delete_files_alias: exp.Identifier
+    snapshots_alias: exp.Identifier
 
 
-def _table_argument(table: TableRef) -> str:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptimizeContext:
+    table: exp.Table
+    # Empty: compaction only.
+    cluster_by: list[exp.Identifier]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VacuumContext:
+    table: exp.Table
+    hours: exp.Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DetailContext:
+    table: exp.Table
+
+
+def _table_argument(table: TableRef) -> exp.Literal:
     # The procedure resolves this string in its own catalog with Spark's identifier parser:
     # quoted parts keep odd names intact.
-    return string_literal(qualified(table.schema, table.name))
+    return literal(qualified(table.schema, table.name))
 
 
-def _timestamp(value: datetime) -> str:
-    """``TIMESTAMP '…'``: procedure arguments must be literals (Iceberg's CALL grammar takes
-    no CAST expression)."""
-    return "TIMESTAMP " + string_literal(utc_timestamp_text(value))
+def _timestamp(name: str, value: datetime) -> Argument:
+    """Procedure arguments must be literals (Iceberg's CALL grammar takes no CAST
+    expression): the skeleton writes ``TIMESTAMP`` before the text."""
+    return Argument(name=identifier(name), value=literal(utc_timestamp_text(value)), timestamp=True)
 
 
-def _options(pairs: tuple[tuple[str, str], ...]) -> str:
+def _options(pairs: tuple[tuple[str, str], ...]) -> Argument:
     # map('key', 'value', …): Iceberg's procedures take options as a string map.
-    return "map(" + ", ".join(f"{string_literal(k)}, {string_literal(v)}" for k, v in pairs) + ")"
+    flat = [literal(part) for pair in pairs for part in pair]
+    return Argument(name=identifier("options"), value=exp.Anonymous(this="map", expressions=flat))
 
 
-def _template(r: Renderer, name: str, context: object) -> str:
-    try:
-        return r.template(name, context)
-    except jinja2.TemplateNotFound:
-        raise RenderError(
-            f"table maintenance is not available for dialect {r.dialect.name} (it renders "
-            "Iceberg's CALL procedures)"
-        ) from None
+def _metadata_table(table: TableRef, name: str) -> exp.Table:
+    """``catalog.schema.table.name``: one of Iceberg's metadata tables of ``table``."""
+    return exp.Table(
+        this=exp.Dot(this=identifier(table.name), expression=identifier(name)),
+        db=identifier(table.schema),
+        catalog=identifier(table.catalog),
+    )
 
 
 def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
     table = op.table
-    arguments: list[tuple[str, str]] = [(ident("table"), _table_argument(table))]
+    arguments = [Argument(name=identifier("table"), value=_table_argument(table))]
     match op:
         case RewriteDataFilesOp():
             options = (
@@ -88,17 +122,17 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
                 # (and be read) until a later rewrite notices them.
                 ("remove-dangling-deletes", "true"),
             )
-            arguments.append((ident("options"), _options(options)))
+            arguments.append(_options(options))
             name, summary = "rewrite_data_files", "compact data files and apply delete files"
         case RewritePositionDeletesOp():
             # rewrite-all: one delete file per data file is the usual state (too few to reach
             # the default minimum), and rewriting drops the ones whose data files are gone.
-            arguments.append((ident("options"), _options((("rewrite-all", "true"),))))
+            arguments.append(_options((("rewrite-all", "true"),)))
             name, summary = "rewrite_position_delete_files", "compact position-delete files"
         case ExpireSnapshotsOp():
             arguments += [
-                (ident("older_than"), _timestamp(op.older_than)),
-                (ident("retain_last"), str(int(op.retain_last))),
+                _timestamp("older_than", op.older_than),
+                Argument(name=identifier("retain_last"), value=exp.Literal.number(op.retain_last)),
             ]
             name = "expire_snapshots"
             summary = (
@@ -106,24 +140,40 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
                 f"(keep the last {op.retain_last})"
             )
         case RemoveOrphanFilesOp():
-            arguments.append((ident("older_than"), _timestamp(op.older_than)))
+            arguments.append(_timestamp("older_than", op.older_than))
             name = "remove_orphan_files"
             summary = f"remove unreferenced files older than {op.older_than.isoformat()}"
-        case TableHealthOp():
-            parts = (table.catalog, table.schema, table.name)
-            context = HealthContext(
-                data_files=qualified(*parts, "data_files"),
-                delete_files=qualified(*parts, "delete_files"),
-                snapshots=qualified(*parts, "snapshots"),
-                data_files_alias=ident("data_files"),
-                delete_files_alias=ident("delete_files"),
-                snapshots_alias=ident("snapshots"),
+        case OptimizeOp():
+            optimize = OptimizeContext(
+                table=r.table(table), cluster_by=[identifier(c) for c in op.cluster_by]
             )
-            sql = _template(r, "table_health", context)
+            names = ", ".join(repr(c) for c in op.cluster_by)
+            clustered = f", clustered by {names}" if op.cluster_by else ""
+            summary = f"compact the data files of {table.name!r}{clustered}"
+            return r.statement(op, r.template("optimize", optimize), summary)
+        case VacuumOp():
+            vacuum = VacuumContext(table=r.table(table), hours=exp.Literal.number(op.retain_hours))
+            summary = (
+                f"delete the files of {table.name!r} no version of the last "
+                f"{op.retain_hours} hours references"
+            )
+            return r.statement(op, r.template("vacuum", vacuum), summary)
+        case TableHealthOp() if r.dialect.maintenance is Maintenance.OPTIMIZE_AND_VACUUM:
+            sql = r.template("table_health", DetailContext(table=r.table(table)))
+            return r.statement(op, sql, f"read the file count and size of {table.name!r}")
+        case TableHealthOp():
+            context = HealthContext(
+                data_files=_metadata_table(table, "data_files"),
+                delete_files=_metadata_table(table, "delete_files"),
+                snapshots=_metadata_table(table, "snapshots"),
+                data_files_alias=identifier("data_files"),
+                delete_files_alias=identifier("delete_files"),
+                snapshots_alias=identifier("snapshots"),
+            )
+            sql = r.template("table_health", context)
             return r.statement(op, sql, f"count files and snapshots of {table.name!r}")
         case _:
             assert_never(op)
-    procedure = qualified(table.catalog, SYSTEM_NAMESPACE, name)
-    sql = _template(r, "maintenance_call", CallContext(procedure=procedure, arguments=arguments))
-    # CALL is outside sqlglot's Spark grammar: checked as a command.
-    return r.statement(op, sql, f"{summary} of {table.name!r}", command=True)
+    procedure = table_name(table.catalog, SYSTEM_NAMESPACE, name)
+    sql = r.template("maintenance_call", CallContext(procedure=procedure, arguments=arguments))
+    return r.statement(op, sql, f"{summary} of {table.name!r}")

@@ -34,7 +34,7 @@ from spark_destination.dialects.lowering.common import (
     markers_for,
     text,
 )
-from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     DUP_COLUMN,
@@ -49,28 +49,28 @@ from spark_destination.planner.ir import (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeBatchContext:
-    table: str
-    target: str
-    source: str
-    batch: str
-    view: str
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    batch: exp.Identifier
+    view: exp.Identifier
     # The staged (typed) columns: key, values, unmodified masks.
-    decoded: list[str]
-    op: str
-    seq: str
+    decoded: list[exp.Identifier]
+    op: exp.Identifier
+    seq: exp.Identifier
     fold: bool
-    unique: str
-    repeated: str
+    unique: exp.Expr
+    repeated: exp.Expr
     # A repeated key's rows folded into one: key, last value per column, folded op.
-    folded: list[str]
-    fold_op: str
-    key: list[str]
-    on: str
-    deleting: str
-    assignments: list[str]
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    folded: list[exp.Expr]
+    fold_op: exp.Expr
+    key: list[exp.Identifier]
+    on: exp.Expr
+    deleting: exp.Expr
+    assignments: list[exp.Expr]
+    inserting: exp.Expr
+    insert_columns: list[exp.Identifier]
+    insert_values: list[exp.Expr]
 
 
 def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
@@ -143,39 +143,38 @@ def _context(
     key_columns = [c for c in op.columns if c.name in op.key]
     value_columns = [c for c in op.columns if c.name not in op.key]
     masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
-    decoded = [ident(c.name) for c in (*key_columns, *value_columns)] + [
-        ident(unmodified_column(c.name)) for c in value_columns if c.name in masked
+    decoded = [identifier(c.name) for c in (*key_columns, *value_columns)] + [
+        identifier(unmodified_column(c.name)) for c in value_columns if c.name in masked
     ]
     assignments = [
-        r.sql(assign(c.name, _value(op, c, masked, col(c.name, TARGET_ALIAS))))
-        for c in value_columns
+        assign(c.name, _value(op, c, masked, col(c.name, TARGET_ALIAS))) for c in value_columns
     ]
-    insert_columns: list[str] = []
-    insert_values: list[str] = []
+    insert_columns: list[exp.Identifier] = []
+    insert_values: list[exp.Expr] = []
     if op.has_upserts:
         # An unmodified value is staged as NULL: a new row gets NULL there.
-        insert_columns = [ident(c.name) for c in op.columns]
-        insert_values = [r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns]
+        insert_columns = [identifier(c.name) for c in op.columns]
+        insert_values = [col(c.name, SOURCE_ALIAS) for c in op.columns]
     dup = col(DUP_COLUMN)
     return MergeBatchContext(
         table=r.table(op.table),
-        target=ident(TARGET_ALIAS),
-        source=ident(SOURCE_ALIAS),
-        batch=ident(BATCH_ALIAS),
-        view=ident(op.view),
+        target=identifier(TARGET_ALIAS),
+        source=identifier(SOURCE_ALIAS),
+        batch=identifier(BATCH_ALIAS),
+        view=identifier(op.view),
         decoded=decoded,
-        op=ident(OP_COLUMN),
-        seq=ident(SEQ_COLUMN),
+        op=identifier(OP_COLUMN),
+        seq=identifier(SEQ_COLUMN),
         fold=fold,
-        unique=r.sql(exp.not_(dup)),
-        repeated=r.sql(dup),
-        folded=[r.sql(e) for e in _folded(op, key_columns, value_columns)],
-        fold_op=r.sql(alias(_fold_op(), OP_COLUMN)),
-        key=[ident(c.name) for c in key_columns],
-        on=r.sql(_on(key_columns, key_filter)),
-        deleting=r.sql(_source_op_is(RowOp.DELETE)),
+        unique=exp.not_(dup),
+        repeated=dup.copy(),
+        folded=_folded(op, key_columns, value_columns),
+        fold_op=alias(_fold_op(), OP_COLUMN),
+        key=[identifier(c.name) for c in key_columns],
+        on=_on(key_columns, key_filter),
+        deleting=_source_op_is(RowOp.DELETE),
         assignments=assignments,
-        inserting=r.sql(_source_op_is(RowOp.UPSERT)),
+        inserting=_source_op_is(RowOp.UPSERT),
         insert_columns=insert_columns,
         insert_values=insert_values,
     )

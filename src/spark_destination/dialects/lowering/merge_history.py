@@ -44,7 +44,7 @@ from spark_destination.dialects.lowering.merge_history_full import (
     earliest_start,
     full_versions_context,
 )
-from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     OP_COLUMN,
@@ -84,48 +84,48 @@ FILLED_TEMPLATE: Final = "merge_history_filled"
 class Cte:
     """One step of the source: its name and what it selects."""
 
-    name: str
-    select: list[str]
+    name: exp.Identifier
+    select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RowsCte:
-    name: str
-    view: str
-    select: list[str]
+    name: exp.Identifier
+    view: exp.Identifier
+    select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllCte:
-    name: str
-    batch_select: list[str]
-    stored_select: list[str]
-    stored_where: str
+    name: exp.Identifier
+    batch_select: list[exp.Expr]
+    stored_select: list[exp.Expr]
+    stored_where: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChangesSelect:
-    select: list[str]
-    where: str
+    select: list[exp.Expr]
+    where: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeHistoryContext:
-    table: str
-    target: str
-    source: str
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
     rows: RowsCte
     all: AllCte
     windowed: Cte
     based: Cte
     filled: Cte
     changes: ChangesSelect
-    on: str
-    deleting: str
-    assignments: list[str]
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    on: exp.Expr
+    deleting: exp.Expr
+    assignments: list[exp.Expr]
+    inserting: exp.Expr
+    insert_columns: list[exp.Identifier]
+    insert_values: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,20 +215,20 @@ def _context(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> MergeH
     )
     return MergeHistoryContext(
         table=r.table(op.table),
-        target=ident(TARGET_ALIAS),
-        source=ident(SOURCE_ALIAS),
+        target=identifier(TARGET_ALIAS),
+        source=identifier(SOURCE_ALIAS),
         rows=_rows(r, shape),
         all=_all(r, shape, key_filter),
         windowed=_windowed(r, shape),
         based=_based(r, shape),
         filled=_filled(r, shape),
         changes=_changes(r, shape),
-        on=r.sql(on),
-        deleting=r.sql(exp.EQ(this=action.copy(), expression=text(ACTION_DELETE))),
-        assignments=[r.sql(assign(name, col(name, SOURCE_ALIAS))) for name in (op.end, op.active)],
-        inserting=r.sql(exp.EQ(this=action.copy(), expression=text(ACTION_INSERT))),
-        insert_columns=[ident(c.name) for c in op.columns],
-        insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
+        on=on,
+        deleting=exp.EQ(this=action.copy(), expression=text(ACTION_DELETE)),
+        assignments=[assign(name, col(name, SOURCE_ALIAS)) for name in (op.end, op.active)],
+        inserting=exp.EQ(this=action.copy(), expression=text(ACTION_INSERT)),
+        insert_columns=[identifier(c.name) for c in op.columns],
+        insert_values=[col(c.name, SOURCE_ALIAS) for c in op.columns],
     )
 
 
@@ -238,34 +238,37 @@ def _rows(r: Renderer, shape: _Shape) -> RowsCte:
     staged as NULL."""
     op = shape.op
     masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
-    select = [ident(c.name) for c in (*shape.keys, shape.start)]
+    select: list[exp.Expr] = [identifier(c.name) for c in (*shape.keys, shape.start)]
     for column in shape.values:
         wrapped: exp.Expr = exp.Array(expressions=[col(column.name)])
         if column.name in masked:
             mask = col(unmodified_column(column.name))
             wrapped = exp.Case(ifs=[exp.If(this=mask, true=exp.Null())], default=wrapped)
-        select.append(r.sql(alias(wrapped, column.name)))
-    select += [ident(OP_COLUMN), ident(SEQ_COLUMN)]
-    return RowsCte(name=ident(ROWS), view=ident(op.view), select=select)
+        select.append(alias(wrapped, column.name))
+    select += [identifier(OP_COLUMN), identifier(SEQ_COLUMN)]
+    return RowsCte(name=identifier(ROWS), view=identifier(op.view), select=select)
 
 
 def _all(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> AllCte:
     """2. Batch rows and the stored versions of the batch's keys (values wrapped the same
     way), each with its ``__sd_order``."""
-    columns = [ident(c.name) for c in (*shape.keys, shape.start, *shape.values)]
+    columns = [identifier(c.name) for c in (*shape.keys, shape.start, *shape.values)]
     row_order = exp.Case(
         ifs=[exp.If(this=op_is(RowOp.UPDATE, RowOp.UPSERT), true=number(VERSION_ORDER))],
         default=number(OTHER_ORDER),
     )
-    batch_select = [*columns, ident(OP_COLUMN), ident(SEQ_COLUMN), r.sql(alias(row_order, ORDER))]
-    stored_select = [ident(c.name) for c in (*shape.keys, shape.start)]
-    stored_select += [
-        r.sql(alias(exp.Array(expressions=[col(c.name)]), c.name)) for c in shape.values
+    batch_select: list[exp.Expr] = [
+        *columns,
+        identifier(OP_COLUMN),
+        identifier(SEQ_COLUMN),
+        alias(row_order, ORDER),
     ]
+    stored_select: list[exp.Expr] = [identifier(c.name) for c in (*shape.keys, shape.start)]
+    stored_select += [alias(exp.Array(expressions=[col(c.name)]), c.name) for c in shape.values]
     stored_select += [
-        r.sql(alias(exp.Null(), OP_COLUMN)),
-        r.sql(alias(number(STORED_SEQ), SEQ_COLUMN)),
-        r.sql(alias(number(STORED_ORDER), ORDER)),
+        alias(exp.Null(), OP_COLUMN),
+        alias(number(STORED_SEQ), SEQ_COLUMN),
+        alias(number(STORED_ORDER), ORDER),
     ]
     keys = [col(c.name) for c in shape.keys]
     batch_keys = exp.select(*(k.copy() for k in keys)).from_(exp.table_(ROWS, quoted=True))
@@ -276,10 +279,10 @@ def _all(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> AllCte:
     if key_filter is not None:
         stored_where = exp.and_(stored_where, *keys_in_markers(key_filter, None))
     return AllCte(
-        name=ident(ALL),
+        name=identifier(ALL),
         batch_select=batch_select,
         stored_select=stored_select,
-        stored_where=r.sql(stored_where),
+        stored_where=stored_where,
     )
 
 
@@ -299,7 +302,7 @@ def _windowed(r: Renderer, shape: _Shape) -> Cte:
         alias(next_order, NEXT_ORDER),
         alias(next_start, NEXT_START),
     ]
-    return Cte(name=ident(WINDOWED), select=[r.sql(s) for s in select])
+    return Cte(name=identifier(WINDOWED), select=select)
 
 
 def _survives(shape: _Shape) -> exp.Expr:
@@ -314,7 +317,7 @@ def _based(r: Renderer, shape: _Shape) -> Cte:
     surviving_stored = exp.and_(_order_is(STORED_ORDER), exp.paren(_survives(shape)))
     base = shape.whole(exp.Max(this=exp.Case(ifs=[exp.If(this=surviving_stored, true=col(POS))])))
     select = [alias(_survives(shape), SURVIVES), alias(base, BASE)]
-    return Cte(name=ident(BASED), select=[r.sql(s) for s in select])
+    return Cte(name=identifier(BASED), select=select)
 
 
 def _is_base() -> exp.Expr:
@@ -327,7 +330,7 @@ def _filled(r: Renderer, shape: _Shape) -> Cte:
     version with the same start (the later staged row wins)."""
     op = shape.op
     is_version = _order_is(VERSION_ORDER)
-    select = [ident(c.name) for c in (*shape.keys, shape.start)]
+    select: list[exp.Expr] = [identifier(c.name) for c in (*shape.keys, shape.start)]
     for column in shape.values:
         carried_from = exp.or_(is_version.copy(), _is_base())
         carried = shape.over(
@@ -336,9 +339,9 @@ def _filled(r: Renderer, shape: _Shape) -> Cte:
             ),
             "CURRENT ROW",
         )
-        select.append(r.sql(alias(_first(carried), column.name)))
+        select.append(alias(_first(carried), column.name))
     for name in (op.end, op.active):
-        select.append(r.sql(alias(_first(col(name)), STORED + name)))
+        select.append(alias(_first(col(name)), STORED + name))
     last = exp.and_(
         is_version.copy(),
         exp.not_(
@@ -348,9 +351,9 @@ def _filled(r: Renderer, shape: _Shape) -> Cte:
             )
         ),
     )
-    select += [ident(n) for n in (ORDER, EARLIEST, DELETED_AT, SURVIVES, POS, BASE)]
-    select.append(r.sql(alias(last, LAST)))
-    return Cte(name=ident(FILLED), select=select)
+    select += [identifier(n) for n in (ORDER, EARLIEST, DELETED_AT, SURVIVES, POS, BASE)]
+    select.append(alias(last, LAST))
+    return Cte(name=identifier(FILLED), select=select)
 
 
 def _changes(r: Renderer, shape: _Shape) -> ChangesSelect:
@@ -363,7 +366,7 @@ def _changes(r: Renderer, shape: _Shape) -> ChangesSelect:
     stored_end = col(STORED + op.end)
     stored_active = col(STORED + op.active)
     is_version = _order_is(VERSION_ORDER)
-    select = [ident(c.name) for c in (*shape.keys, shape.start)]
+    select: list[exp.Expr] = [identifier(c.name) for c in (*shape.keys, shape.start)]
     for column in shape.values:
         name = column.name
         if name == op.end:
@@ -390,7 +393,7 @@ def _changes(r: Renderer, shape: _Shape) -> ChangesSelect:
         else:
             inserted, changed = col(name), exp.Null()
         value = exp.Case(ifs=[exp.If(this=is_version.copy(), true=inserted)], default=changed)
-        select.append(r.sql(alias(value, name)))
+        select.append(alias(value, name))
     survives = col(SURVIVES)
     action = exp.Case(
         ifs=[
@@ -399,7 +402,7 @@ def _changes(r: Renderer, shape: _Shape) -> ChangesSelect:
         ],
         default=text(ACTION_DELETE),
     )
-    select.append(r.sql(alias(action, ACTION)))
+    select.append(alias(action, ACTION))
     change_where = exp.or_(
         exp.not_(survives.copy()),
         exp.and_(
@@ -415,4 +418,4 @@ def _changes(r: Renderer, shape: _Shape) -> ChangesSelect:
         exp.and_(is_version.copy(), col(LAST)),
         exp.and_(_order_is(STORED_ORDER), exp.paren(change_where)),
     )
-    return ChangesSelect(select=select, where=r.sql(where))
+    return ChangesSelect(select=select, where=where)

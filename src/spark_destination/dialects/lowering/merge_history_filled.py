@@ -44,7 +44,7 @@ from spark_destination.dialects.lowering.merge_history_full import (
     earliest_start,
     full_versions_context,
 )
-from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import KeyFilter
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, masked_columns, unmodified_column
 
@@ -61,28 +61,28 @@ STORED_ALIAS: Final = "b"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FilledVersionsContext:
-    table: str
-    target: str
-    source: str
-    view: str
-    per_key: str
-    keys: list[str]
-    aggregates: list[str]
-    newest_stored: str
-    stored_keys: list[str]
-    stored_values: str
-    stored_on: str
-    stored_where: str
-    filled: str
-    row_alias: str
-    key_alias: str
-    stored_alias: str
-    filled_select: list[str]
-    row_on: str
-    base_on: str
-    version_where: str
-    versions: list[str]
-    closes: list[str]
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    view: exp.Identifier
+    per_key: exp.Identifier
+    keys: list[exp.Identifier]
+    aggregates: list[exp.Expr]
+    newest_stored: exp.Identifier
+    stored_keys: list[exp.Expr]
+    stored_values: exp.Expr
+    stored_on: exp.Expr
+    stored_where: exp.Expr
+    filled: exp.Identifier
+    row_alias: exp.Identifier
+    key_alias: exp.Identifier
+    stored_alias: exp.Identifier
+    filled_select: list[exp.Expr]
+    row_on: exp.Expr
+    base_on: exp.Expr
+    version_where: exp.Expr
+    versions: list[exp.Expr]
+    closes: list[exp.Expr]
     clauses: VersionsClauses
 
 
@@ -129,22 +129,22 @@ def filled_versions_context(
         target=full.target,
         source=full.source,
         view=full.view,
-        per_key=ident(PER_KEY),
-        keys=[ident(k) for k in keys],
-        aggregates=[r.sql(a) for a in aggregates],
-        newest_stored=ident(NEWEST_STORED),
-        stored_keys=[r.sql(col(k, TARGET_ALIAS)) for k in keys],
-        stored_values=r.sql(alias(stored_values, STORED_VALUES)),
-        stored_on=r.sql(keys_equal(keys, TARGET_ALIAS, KEY_ALIAS)),
-        stored_where=r.sql(stored_where),
-        filled=ident(FILLED),
-        row_alias=ident(ROW_ALIAS),
-        key_alias=ident(KEY_ALIAS),
-        stored_alias=ident(STORED_ALIAS),
-        filled_select=[r.sql(s) for s in filled_select],
-        row_on=r.sql(keys_equal(keys, ROW_ALIAS, KEY_ALIAS)),
-        base_on=r.sql(keys_equal(keys, ROW_ALIAS, STORED_ALIAS)),
-        version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT, table=ROW_ALIAS)),
+        per_key=identifier(PER_KEY),
+        keys=[identifier(k) for k in keys],
+        aggregates=aggregates,
+        newest_stored=identifier(NEWEST_STORED),
+        stored_keys=[col(k, TARGET_ALIAS) for k in keys],
+        stored_values=alias(stored_values, STORED_VALUES),
+        stored_on=keys_equal(keys, TARGET_ALIAS, KEY_ALIAS),
+        stored_where=stored_where,
+        filled=identifier(FILLED),
+        row_alias=identifier(ROW_ALIAS),
+        key_alias=identifier(KEY_ALIAS),
+        stored_alias=identifier(STORED_ALIAS),
+        filled_select=filled_select,
+        row_on=keys_equal(keys, ROW_ALIAS, KEY_ALIAS),
+        base_on=keys_equal(keys, ROW_ALIAS, STORED_ALIAS),
+        version_where=op_is(RowOp.UPDATE, RowOp.UPSERT, table=ROW_ALIAS),
         versions=full.versions,
         closes=full.closes,
         clauses=full.clauses,

@@ -40,7 +40,7 @@ from spark_destination.dialects.lowering.common import (
     op_is,
     text,
 )
-from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import KeyFilter
 from spark_destination.planner.ir import SEQ_COLUMN, MergeHistoryOp, RowOp
 
@@ -76,29 +76,29 @@ class VersionsClauses:
     (``merge_history_versions_clauses.sql.j2``): one close row per key matches its stored
     versions; new versions are inserted."""
 
-    on: str
-    deleting: str
-    closing: str
-    close_assignments: list[str]
-    ending: str
-    end_assignments: list[str]
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    on: exp.Expr
+    deleting: exp.Expr
+    closing: exp.Expr
+    close_assignments: list[exp.Expr]
+    ending: exp.Expr
+    end_assignments: list[exp.Expr]
+    inserting: exp.Expr
+    insert_columns: list[exp.Identifier]
+    insert_values: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FullVersionsContext:
-    table: str
-    target: str
-    source: str
-    view: str
-    keyed: str
-    windows: list[str]
-    versions: list[str]
-    version_where: str
-    closes: list[str]
-    close_where: str
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    view: exp.Identifier
+    keyed: exp.Identifier
+    windows: list[exp.Expr]
+    versions: list[exp.Expr]
+    version_where: exp.Expr
+    closes: list[exp.Expr]
+    close_where: exp.Expr
     clauses: VersionsClauses
 
 
@@ -161,30 +161,30 @@ def full_versions_context(
     )
     return FullVersionsContext(
         table=r.table(op.table),
-        target=ident(TARGET_ALIAS),
-        source=ident(SOURCE_ALIAS),
-        view=ident(op.view),
-        keyed=ident(KEYED),
-        windows=[r.sql(w) for w in windows],
-        versions=[r.sql(v) for v in versions],
-        version_where=r.sql(op_is(RowOp.UPDATE, RowOp.UPSERT)),
-        closes=[r.sql(c) for c in closes],
-        close_where=r.sql(exp.EQ(this=col(POS), expression=number(1))),
+        target=identifier(TARGET_ALIAS),
+        source=identifier(SOURCE_ALIAS),
+        view=identifier(op.view),
+        keyed=identifier(KEYED),
+        windows=windows,
+        versions=versions,
+        version_where=op_is(RowOp.UPDATE, RowOp.UPSERT),
+        closes=closes,
+        close_where=exp.EQ(this=col(POS), expression=number(1)),
         clauses=VersionsClauses(
-            on=r.sql(on),
-            deleting=r.sql(exp.GTE(this=stored_start, expression=earliest_s.copy())),
-            closing=r.sql(closing),
+            on=on,
+            deleting=exp.GTE(this=stored_start, expression=earliest_s.copy()),
+            closing=closing,
             close_assignments=[
-                r.sql(assign(op.end, exp.Sub(this=earliest_s.copy(), expression=CLOSE_GAP.copy()))),
-                r.sql(assign(op.active, exp.false())),
+                assign(op.end, exp.Sub(this=earliest_s.copy(), expression=CLOSE_GAP.copy())),
+                assign(op.active, exp.false()),
             ],
-            ending=r.sql(ending),
+            ending=ending,
             end_assignments=[
-                r.sql(assign(op.end, deleted_s.copy())),
-                r.sql(assign(op.active, exp.false())),
+                assign(op.end, deleted_s.copy()),
+                assign(op.active, exp.false()),
             ],
-            inserting=r.sql(exp.EQ(this=action.copy(), expression=text(ACTION_INSERT))),
-            insert_columns=[ident(c.name) for c in op.columns],
-            insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
+            inserting=exp.EQ(this=action.copy(), expression=text(ACTION_INSERT)),
+            insert_columns=[identifier(c.name) for c in op.columns],
+            insert_values=[col(c.name, SOURCE_ALIAS) for c in op.columns],
         ),
     )

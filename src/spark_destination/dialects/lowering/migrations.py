@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
+from spark_destination.dialects.edge import Skeleton
 from spark_destination.dialects.lowering.checks import converted
 from spark_destination.dialects.lowering.common import (
     SOURCE_ALIAS,
@@ -26,7 +27,7 @@ from spark_destination.dialects.lowering.common import (
     timestamp,
     timestamp_text,
 )
-from spark_destination.dialects.quoting import ident
+from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
     CopyRowsOp,
@@ -72,23 +73,23 @@ _FIX: Final = "fix"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TruncateContext:
-    table: str
+    table: exp.Table
     # Empty: delete the rows; else update them with these assignments.
-    assignments: list[str]
-    where: str
+    assignments: list[exp.Expr]
+    where: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetColumnValueContext:
-    table: str
-    assignment: str
+    table: exp.Table
+    assignment: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CopyRowsContext:
-    target: str
-    source: str
-    columns: list[str]
+    target: exp.Table
+    source: exp.Table
+    columns: list[exp.Identifier]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,60 +97,60 @@ class HistoryRowsContext:
     """Rows of ``source`` (aliased ``s``) as first history versions, with the source's latest
     sync time from a one-row relation aliased ``m``."""
 
-    target: str
-    source: str
-    select: list[str]
-    s: str
-    m: str
-    latest: str
+    target: exp.Table
+    source: exp.Table
+    select: list[exp.Expr]
+    s: exp.Identifier
+    m: exp.Identifier
+    latest: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteContext:
-    table: str
-    using: str
-    properties: list[tuple[str, str]]
-    select: list[str]
+    table: exp.Table
+    using: exp.Var
+    properties: list[tuple[exp.Literal, exp.Literal]]
+    select: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteToHistoryContext:
-    table: str
-    using: str
-    properties: list[tuple[str, str]]
-    select: list[str]
-    s: str
-    m: str
-    latest: str
+    table: exp.Table
+    using: exp.Var
+    properties: list[tuple[exp.Literal, exp.Literal]]
+    select: list[exp.Expr]
+    s: exp.Identifier
+    m: exp.Identifier
+    latest: exp.Expr
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryColumnChangeContext:
-    table: str
-    target: str
-    source: str
-    insert_select: list[str]
-    open_where: str
-    change_select: list[str]
-    change_where: str
-    on: str
-    closing: str
-    close_assignments: list[str]
-    fix_assignment: str
-    inserting: str
-    insert_columns: list[str]
-    insert_values: list[str]
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    insert_select: list[exp.Expr]
+    open_where: exp.Expr
+    change_select: list[exp.Expr]
+    change_where: exp.Expr
+    on: exp.Expr
+    closing: exp.Expr
+    close_assignments: list[exp.Expr]
+    fix_assignment: exp.Expr
+    inserting: exp.Expr
+    insert_columns: list[exp.Identifier]
+    insert_values: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeepLatestContext:
-    table: str
-    target: str
-    source: str
-    select: list[str]
-    on: str
-    superseded: str
-    deleted_assignment: str
+    table: exp.Table
+    target: exp.Identifier
+    source: exp.Identifier
+    select: list[exp.Expr]
+    on: exp.Expr
+    superseded: exp.Expr
+    deleted_assignment: exp.Expr
 
 
 def lower_rows(r: Renderer, op: RowsOp) -> Statement:
@@ -163,7 +164,7 @@ def lower_rows(r: Renderer, op: RowsOp) -> Statement:
                 else r.typed_literal(op.column, op.value)
             )
             context = SetColumnValueContext(
-                table=r.table(op.table), assignment=r.sql(assign(op.column.name, value, None))
+                table=r.table(op.table), assignment=assign(op.column.name, value, None)
             )
             sql = r.template("set_column_value", context)
             return r.statement(op, sql, f"set column {op.column.name!r} of {op.table.name!r}")
@@ -171,7 +172,7 @@ def lower_rows(r: Renderer, op: RowsOp) -> Statement:
             context_rows = CopyRowsContext(
                 target=r.table(op.target),
                 source=r.table(op.source),
-                columns=[ident(c) for c in op.columns],
+                columns=[identifier(c) for c in op.columns],
             )
             sql = r.template("copy_rows", context_rows)
             summary = f"copy the rows of {op.source.name!r} into {op.target.name!r}"
@@ -197,7 +198,7 @@ def lower_rows(r: Renderer, op: RowsOp) -> Statement:
             assert_never(op)
 
 
-def _truncate(r: Renderer, op: TruncateOp) -> str:
+def _truncate(r: Renderer, op: TruncateOp) -> Skeleton:
     where: exp.Expr = exp.LT(this=col(op.synced_column), expression=timestamp(op.before))
     assignments: list[exp.Expr] = []
     if op.history_close is not None:
@@ -210,8 +211,8 @@ def _truncate(r: Renderer, op: TruncateOp) -> str:
         where = exp.and_(where, exp.not_(exp.Coalesce(this=deleted, expressions=[exp.false()])))
     context = TruncateContext(
         table=r.table(op.table),
-        assignments=[r.sql(a) for a in assignments],
-        where=r.sql(where),
+        assignments=assignments,
+        where=where,
     )
     return r.template("truncate", context)
 
@@ -238,29 +239,29 @@ def _history_values(
 
 
 def _history_select(
-    r: Renderer, columns: list[str], names: tuple[str, str, str], history: tuple[exp.Expr, ...]
-) -> list[str]:
+    columns: list[str], names: tuple[str, str, str], history: tuple[exp.Expr, ...]
+) -> list[exp.Expr]:
     """The copied columns, then ``start``, ``end`` and ``active`` with their values."""
-    select = [r.sql(col(c, SOURCE_ALIAS)) for c in columns]
-    return select + [r.sql(alias(v, n)) for n, v in zip(names, history, strict=True)]
+    select: list[exp.Expr] = [col(c, SOURCE_ALIAS) for c in columns]
+    return select + [alias(v, n) for n, v in zip(names, history, strict=True)]
 
 
-def _copy_rows_to_history(r: Renderer, op: CopyRowsToHistoryOp) -> str:
+def _copy_rows_to_history(r: Renderer, op: CopyRowsToHistoryOp) -> Skeleton:
     latest, start, end, active = _history_values(op.deleted, op.synced)
     context = HistoryRowsContext(
         target=r.table(op.target),
         source=r.table(op.source),
         select=_history_select(
-            r, list(op.columns), (op.start, op.end, op.active), (start, end, active)
+            list(op.columns), (op.start, op.end, op.active), (start, end, active)
         ),
-        s=ident(SOURCE_ALIAS),
-        m=ident(_LATEST_ALIAS),
-        latest=r.sql(alias(latest, _LATEST)),
+        s=identifier(SOURCE_ALIAS),
+        m=identifier(_LATEST_ALIAS),
+        latest=alias(latest, _LATEST),
     )
     return r.template("copy_rows_to_history", context)
 
 
-def _rewrite_to_history(r: Renderer, op: RewriteToHistoryOp) -> str:
+def _rewrite_to_history(r: Renderer, op: RewriteToHistoryOp) -> Skeleton:
     latest, start, end, active = _history_values(op.deleted, op.synced)
     # The key gains ``start``: a key column must be NOT NULL, and the runtime keeps the query's
     # nullability (the fallback is never used: every branch of ``start`` is non-NULL).
@@ -269,47 +270,47 @@ def _rewrite_to_history(r: Renderer, op: RewriteToHistoryOp) -> str:
     )
     context = RewriteToHistoryContext(
         table=r.table(op.table),
-        using=r.dialect.using,
+        using=r.using(),
         properties=r.properties(()),
         select=_history_select(
-            r, [c.name for c in op.columns], (op.start, op.end, op.active), (start, end, active)
+            [c.name for c in op.columns], (op.start, op.end, op.active), (start, end, active)
         ),
-        s=ident(SOURCE_ALIAS),
-        m=ident(_LATEST_ALIAS),
-        latest=r.sql(alias(latest, _LATEST)),
+        s=identifier(SOURCE_ALIAS),
+        m=identifier(_LATEST_ALIAS),
+        latest=alias(latest, _LATEST),
     )
     return r.template("rewrite_to_history", context)
 
 
-def _rewrite_table(r: Renderer, op: RewriteTableOp) -> str:
-    select = []
+def _rewrite_table(r: Renderer, op: RewriteTableOp) -> Skeleton:
+    select: list[exp.Expr] = []
     for change in op.columns:
         value = converted(r, change)
         if change.target.primary_key:
             value = values.non_null(r.dialect, value, change.target)
-        select.append(r.sql(alias(value, change.target.name)))
+        select.append(alias(value, change.target.name))
     context = RewriteContext(
         table=r.table(op.table),
-        using=r.dialect.using,
+        using=r.using(),
         properties=r.properties(()),
         select=select,
     )
     return r.template("rewrite_table", context)
 
 
-def _history_column_change(r: Renderer, op: HistoryColumnChangeOp) -> str:
+def _history_column_change(r: Renderer, op: HistoryColumnChangeOp) -> Skeleton:
     ts = timestamp(op.operation_timestamp)
     closed_end = timestamp(op.operation_timestamp - CLOSE_GAP)
     value = r.typed_literal(op.column, op.value)
-    insert_select = []
+    insert_select: list[exp.Expr] = []
     for column in op.columns:
         if column.name == op.start:
-            insert_select.append(r.sql(alias(ts.copy(), column.name)))
+            insert_select.append(alias(ts.copy(), column.name))
         elif column.name == op.column.name:
-            insert_select.append(r.sql(alias(value.copy(), column.name)))
+            insert_select.append(alias(value.copy(), column.name))
         else:
-            insert_select.append(ident(column.name))
-    insert_select.append(r.sql(alias(text(_INSERT), _ACTION)))
+            insert_select.append(identifier(column.name))
+    insert_select.append(alias(text(_INSERT), _ACTION))
     open_where: exp.Expr = exp.and_(
         col(op.active), exp.LT(this=col(op.start), expression=ts.copy())
     )
@@ -317,8 +318,8 @@ def _history_column_change(r: Renderer, op: HistoryColumnChangeOp) -> str:
         open_where = exp.and_(open_where, exp.not_(is_null(col(op.column.name))))
     at_ts = exp.EQ(this=col(op.start), expression=ts.copy())
     change_action = exp.Case(ifs=[exp.If(this=at_ts.copy(), true=text(_FIX))], default=text(_CLOSE))
-    change_select = [ident(c.name) for c in op.columns]
-    change_select.append(r.sql(alias(change_action, _ACTION)))
+    change_select: list[exp.Expr] = [identifier(c.name) for c in op.columns]
+    change_select.append(alias(change_action, _ACTION))
     action = col(_ACTION, SOURCE_ALIAS)
     key_and_start = [c.name for c in op.columns if c.name in (*op.key, op.start)]
     on = exp.and_(
@@ -327,43 +328,44 @@ def _history_column_change(r: Renderer, op: HistoryColumnChangeOp) -> str:
     )
     context = HistoryColumnChangeContext(
         table=r.table(op.table),
-        target=ident(TARGET_ALIAS),
-        source=ident(SOURCE_ALIAS),
+        target=identifier(TARGET_ALIAS),
+        source=identifier(SOURCE_ALIAS),
         insert_select=insert_select,
-        open_where=r.sql(open_where),
+        open_where=open_where,
         change_select=change_select,
-        change_where=r.sql(exp.or_(open_where.copy(), at_ts.copy())),
-        on=r.sql(on),
-        closing=r.sql(exp.EQ(this=action.copy(), expression=text(_CLOSE))),
+        change_where=exp.or_(open_where.copy(), at_ts.copy()),
+        on=on,
+        closing=exp.EQ(this=action.copy(), expression=text(_CLOSE)),
         close_assignments=[
-            r.sql(assign(op.end, closed_end)),
-            r.sql(assign(op.active, exp.false())),
+            assign(op.end, closed_end),
+            assign(op.active, exp.false()),
         ],
-        fix_assignment=r.sql(assign(op.column.name, value.copy())),
-        inserting=r.sql(exp.EQ(this=action.copy(), expression=text(_INSERT))),
-        insert_columns=[ident(c.name) for c in op.columns],
-        insert_values=[r.sql(col(c.name, SOURCE_ALIAS)) for c in op.columns],
+        fix_assignment=assign(op.column.name, value.copy()),
+        inserting=exp.EQ(this=action.copy(), expression=text(_INSERT)),
+        insert_columns=[identifier(c.name) for c in op.columns],
+        insert_values=[col(c.name, SOURCE_ALIAS) for c in op.columns],
     )
     return r.template("history_column_change", context)
 
 
-def _keep_latest_versions(r: Renderer, op: KeepLatestVersionsOp) -> str:
+def _keep_latest_versions(r: Renderer, op: KeepLatestVersionsOp) -> Skeleton:
     rank = exp.Window(
         this=exp.func("ROW_NUMBER"),
         partition_by=[col(k) for k in op.key],
         order=exp.Order(expressions=[exp.Ordered(this=col(op.start), desc=True)]),
         over="OVER",
     )
-    select = [ident(k) for k in op.key] + [ident(op.start), ident(op.active)]
-    select.append(r.sql(alias(rank, _RANK)))
+    select: list[exp.Expr] = [identifier(k) for k in op.key]
+    select += [identifier(op.start), identifier(op.active)]
+    select.append(alias(rank, _RANK))
     deleted = exp.not_(exp.Coalesce(this=col(op.active, SOURCE_ALIAS), expressions=[exp.false()]))
     context = KeepLatestContext(
         table=r.table(op.table),
-        target=ident(TARGET_ALIAS),
-        source=ident(SOURCE_ALIAS),
+        target=identifier(TARGET_ALIAS),
+        source=identifier(SOURCE_ALIAS),
         select=select,
-        on=r.sql(keys_equal([*op.key, op.start], TARGET_ALIAS, SOURCE_ALIAS)),
-        superseded=r.sql(exp.GT(this=col(_RANK, SOURCE_ALIAS), expression=number(1))),
-        deleted_assignment=r.sql(assign(op.deleted, deleted)),
+        on=keys_equal([*op.key, op.start], TARGET_ALIAS, SOURCE_ALIAS),
+        superseded=exp.GT(this=col(_RANK, SOURCE_ALIAS), expression=number(1)),
+        deleted_assignment=assign(op.deleted, deleted),
     )
     return r.template("keep_latest_versions", context)

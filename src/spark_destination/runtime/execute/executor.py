@@ -45,6 +45,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     MergeHistoryOp,
+    OptimizeOp,
     RemoveOrphanFilesOp,
     RenameColumnOp,
     RewriteDataFilesOp,
@@ -52,13 +53,13 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
-    SetNotNullOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
     TableHealthOp,
     TableRef,
     TruncateOp,
+    VacuumOp,
 )
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
@@ -160,7 +161,6 @@ class Executor:
                 | KeepLatestVersionsOp()
                 | AlterColumnTypeOp()
                 | DropNotNullOp()
-                | SetNotNullOp()
                 | RewriteTableOp()
                 | RewriteToHistoryOp()
                 # Table maintenance (``runtime.maintenance`` reads their result rows).
@@ -168,6 +168,8 @@ class Executor:
                 | RewritePositionDeletesOp()
                 | ExpireSnapshotsOp()
                 | RemoveOrphanFilesOp()
+                | OptimizeOp()
+                | VacuumOp()
                 | TableHealthOp()
             ):
                 assert statement.sql is not None
