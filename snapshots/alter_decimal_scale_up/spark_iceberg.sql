@@ -13,7 +13,6 @@ FROM `lake`.`sales`.`orders`;
 CREATE OR REPLACE TABLE `lake`.`sales`.`orders`
 USING ICEBERG
 TBLPROPERTIES (
-  'format-version'='2',
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',

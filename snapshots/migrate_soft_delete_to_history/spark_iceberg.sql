@@ -2,7 +2,6 @@
 CREATE OR REPLACE TABLE `lake`.`sales`.`orders`
 USING ICEBERG
 TBLPROPERTIES (
-  'format-version'='2',
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',

@@ -1,7 +1,6 @@
 CREATE OR REPLACE TABLE `lake`.`my-schema.v2`.`order ``items`` 2024`
 USING ICEBERG
 TBLPROPERTIES (
-  'format-version'='2',
   'write.delete.mode'='merge-on-read',
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',

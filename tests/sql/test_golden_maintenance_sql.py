@@ -14,7 +14,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from spark_destination.cli.maintain import preview_maintenance, preview_maintenance_json
+from spark_destination.core.config import parse_config
 from spark_destination.core.errors import InvalidRequestError
+from spark_destination.core.model import Column, DataType
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render, render_plan
@@ -27,6 +29,7 @@ from spark_destination.planner.ir import (
     TableRef,
     VacuumOp,
 )
+from spark_destination.planner.layout import table_layout
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.target import NameKind
 from spark_destination.service.preview import format_statements
@@ -66,7 +69,28 @@ def _health(dialect: str) -> str:
     return statement.sql + "\n"
 
 
-CASES = {"maintain": _maintain, "table_health": _health}
+def _maintain_new_layout(dialect: str) -> str:
+    """A plain table configured to be sorted: the layout first, then a sorting compaction of
+    every file; Delta plans its own maintenance (no layouts)."""
+    chosen = DIALECTS[dialect]
+    columns = (
+        Column(name="id", type=DataType.LONG, primary_key=True),
+        Column(name="at`time", type=DataType.STRING, primary_key=True),
+        Column(name="v", type=DataType.STRING),
+    )
+    layout = table_layout(parse_config({}).layout_of("s", "t"), columns, KEY)
+    plain = table_layout(parse_config({"table_layout": "plain"}).layout_of("s", "t"), columns, KEY)
+    plan = plan_maintenance(
+        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=plain
+    )
+    return format_statements(render_plan(plan, chosen))
+
+
+CASES = {
+    "maintain": _maintain,
+    "maintain_new_layout": _maintain_new_layout,
+    "table_health": _health,
+}
 
 
 @pytest.mark.parametrize(
@@ -90,8 +114,13 @@ def test_the_preview_is_the_plan_the_engine_runs() -> None:
     assert previewed == _maintain("spark_iceberg")
     assert (
         preview_maintenance_json(
-            {"request": "maintain", "schema": table.schema, "table": table.name,
-             "retention_hours": 168, "now": "2024-05-17T08:30:12.345678Z"}
+            {
+                "request": "maintain",
+                "schema": table.schema,
+                "table": table.name,
+                "retention_hours": 168,
+                "now": "2024-05-17T08:30:12.345678Z",
+            }
         )  # fmt: skip
         == _maintain("spark_iceberg")
     )

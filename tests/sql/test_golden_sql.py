@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from spark_destination.core.config import parse_config
 from spark_destination.core.model import (
     Column,
     DataType,
@@ -23,6 +24,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     Op,
+    SetLayoutOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -30,6 +32,7 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
+from spark_destination.planner.layout import table_layout
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
@@ -73,6 +76,17 @@ KEYLESS = (
     Column(name="_fivetran_synced", type=DataType.UTC_DATETIME),
 )
 BEFORE = datetime(2024, 5, 17, 8, 30, 12, 345000, tzinfo=UTC)
+SORTED = table_layout(parse_config({}).layout_of("sales", "orders"), ORDERS, ("id", "region"))
+BUCKETED_V3 = table_layout(
+    parse_config(
+        {"table_layout": "bucketed", "bucket_count": "16", "format_version": "3"}
+    ).layout_of("sales", "orders"),
+    ORDERS,
+    ("id", "region"),
+)
+PLAIN = table_layout(
+    parse_config({"table_layout": "plain"}).layout_of("sales", "orders"), ORDERS, ("id",)
+)
 
 CASES: dict[str, Op] = {
     "create_namespace": CreateNamespaceOp(catalog="lake", schema="my-schema.v2"),
@@ -81,6 +95,22 @@ CASES: dict[str, Op] = {
         columns=ALL_TYPES,
         properties=((metadata.PROPERTY, metadata.encode(ALL_TYPES[:3])),),
     ),
+    # The configured layouts (``planner.layout``): sorted by the key with bloom filters, and
+    # bucketed; Delta renders neither (its OPTIMIZE clusters by the key).
+    "create_table_sorted": CreateTableOp(
+        table=TABLE,
+        columns=ORDERS,
+        properties=((metadata.PROPERTY, metadata.encode(ORDERS)),),
+        layout=SORTED,
+    ),
+    "create_table_bucketed_v3": CreateTableOp(
+        table=TABLE,
+        columns=ORDERS,
+        properties=((metadata.PROPERTY, metadata.encode(ORDERS)),),
+        layout=BUCKETED_V3,
+    ),
+    # An existing plain table given the bucketed v3 layout (at its next maintenance).
+    "set_layout": SetLayoutOp(table=TABLE, layout=BUCKETED_V3, current=PLAIN),
     "set_identifier_fields": SetPrimaryKeyOp(table=ODD_TABLE, columns=("id", "at`time")),
     "add_columns": AddColumnsOp(table=TABLE, columns=ALL_TYPES[1:5]),
     "set_properties": SetPropertiesOp(

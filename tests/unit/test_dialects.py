@@ -87,7 +87,17 @@ def test_an_override_that_shadows_nothing_fails_when_the_dialect_is_built() -> N
 
 def test_a_template_nobody_declared_fails_when_the_dialect_is_built() -> None:
     with pytest.raises(ValueError, match=r"has undeclared \['table_health'\]"):
-        _with_skeletons(own=frozenset({"set_primary_key", "maintenance_call"}))
+        _with_skeletons(
+            own=frozenset(
+                {
+                    "set_primary_key",
+                    "maintenance_call",
+                    "set_write_order",
+                    "add_partition_field",
+                    "drop_partition_field",
+                }
+            )
+        )
 
 
 def test_a_capability_without_its_templates_fails_when_the_dialect_is_built() -> None:

@@ -186,6 +186,23 @@ def _memory(text: str) -> str:
     return text
 
 
+# Below this a row group's own overhead (footer entry, pages, bloom filter) outweighs its data.
+MIN_ROW_GROUP_BYTES: Final = 64 << 10
+
+
+def _size_bytes(text: str) -> int:
+    match = _MEMORY.fullmatch(text)
+    if not match:
+        raise InvalidValue(f"{text!r} must look like '1m' or '512k'")
+    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
+
+
+def _row_group_size(text: str) -> str:
+    if _size_bytes(text) < MIN_ROW_GROUP_BYTES:
+        raise InvalidValue(f"{text!r} must be at least 64k")
+    return text
+
+
 def _master(text: str) -> str:
     if not _MASTER.fullmatch(text):
         raise InvalidValue(
@@ -232,6 +249,42 @@ def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableOverride:
+    """One layout key set for one table: ``table`` is ``schema.table`` as the request names it."""
+
+    table: str
+    key: str
+    value: Any
+
+
+def parse_table_overrides(text: str) -> tuple[TableOverride, ...]:
+    """``schema.table: key=value, key=value; …`` -> overrides, each value parsed by its key's
+    own parser (so an override is validated exactly as the key is)."""
+    parsers = {key: meta.parse for key, meta in settings_of(DestinationConfig)}
+    overrides = []
+    for entry in re.split(r"[;\n]", text):
+        if not entry.strip():
+            continue
+        table, sep, pairs = entry.rpartition(":")
+        table = table.strip()
+        if not sep or not table:
+            raise InvalidValue(f"entry {entry.strip()!r} must look like 'schema.table: key=value'")
+        for pair in pairs.split(","):
+            key, sep, value = (part.strip() for part in pair.partition("="))
+            if not sep or key not in LAYOUT_KEYS or not value:
+                raise InvalidValue(
+                    f"{pair.strip()!r} for {table!r} must be key=value with a key among "
+                    + ", ".join(LAYOUT_KEYS)
+                )
+            try:
+                parsed = parsers[key](value)
+            except InvalidValue as exc:
+                raise InvalidValue(f"{key} of {table!r}: {exc}") from None
+            overrides.append(TableOverride(table=table, key=key, value=parsed))
+    return tuple(overrides)
+
+
 def _packages(text: str) -> tuple[str, ...]:
     packages = tuple(p.strip() for p in text.split(",") if p.strip())
     for package in packages:
@@ -264,6 +317,28 @@ class CatalogType(enum.StrEnum):
     HADOOP = "hadoop"
     REST = "rest"
     HIVE = "hive"
+
+
+class TableLayout(enum.StrEnum):
+    """How a table's rows are laid out in its data files (``docs/architecture.md``, "Lake-scale
+    layout"): what lets a small batch's key filter skip most of a large table."""
+
+    # Rows sorted by the primary key within every file written (Iceberg's ``WRITE LOCALLY
+    # ORDERED BY``), small Parquet row groups, a bloom filter on each key column; maintenance
+    # compacts with the sort strategy, so the table ends up sorted as a whole.
+    SORTED = "sorted"
+    # ``bucket(bucket_count, <first key column>)`` partitions plus the sorted layout's row
+    # groups and bloom filters.
+    BUCKETED = "bucketed"
+    # No order (files in arrival order), 4 MiB row groups: the layout of tables created before.
+    PLAIN = "plain"
+
+
+class FormatVersion(enum.StrEnum):
+    """Iceberg's table format version: 3 records deletes as deletion vectors."""
+
+    V2 = "2"
+    V3 = "3"
 
 
 class BatchFileFormat(enum.StrEnum):
@@ -396,12 +471,63 @@ class DestinationConfig:
         label="Maintain past N delete files",
         description="Maintain a table once it has this many live delete files (0: off).",
     )
+    table_layout: TableLayout = setting(
+        TableLayout.SORTED,
+        parse=_choice(TableLayout),
+        label="Table layout",
+        description="How new tables keep a key's rows together: sorted (by the primary key, "
+        "small row groups, bloom filters on the key; maintenance re-sorts), bucketed "
+        "(bucket(N, key) partitions, sorted inside), plain (arrival order). Existing tables "
+        "take it at their next maintenance.",
+        kind=FormKind.DROPDOWN,
+    )
+    row_group_size: str = setting(
+        "1m",
+        parse=_row_group_size,
+        label="Parquet row-group size",
+        description="Target size of a Parquet row group in sorted and bucketed tables (e.g. "
+        "1m, 512k): the unit a small batch's key filter skips. Plain tables keep 4m.",
+        placeholder="1m",
+    )
+    bucket_count: int = setting(
+        64,
+        parse=_count(2),
+        label="Buckets (bucketed layout)",
+        description="N of bucket(N, key) for tables with the bucketed layout.",
+        placeholder="64",
+    )
+    format_version: FormatVersion = setting(
+        FormatVersion.V2,
+        parse=_choice(FormatVersion),
+        label="Iceberg format version",
+        description="2, or 3 (deletion vectors instead of position-delete files; not every "
+        "reader reads v3 tables yet). An existing v2 table is upgraded at its next "
+        "maintenance; a v3 table is never downgraded.",
+        kind=FormKind.DROPDOWN,
+    )
+    table_overrides: tuple[TableOverride, ...] = setting(
+        (),
+        parse=parse_table_overrides,
+        label="Per-table layout overrides",
+        description="Layout keys for single tables: 'schema.table: key=value, key=value' "
+        "entries separated by ';' (keys: table_layout, row_group_size, bucket_count, "
+        "format_version), e.g. 'sales.orders: table_layout=bucketed, bucket_count=128'.",
+        placeholder="sales.orders: table_layout=bucketed, bucket_count=128",
+    )
     snapshot_retention_hours: int = setting(
         168,  # 7 days
         parse=_count(0),
         label="Snapshot retention (hours)",
         description="Maintenance expires snapshots older than this.",
     )
+
+    def layout_of(self, schema: str, table: str) -> LayoutSettings:
+        """The layout keys for ``schema.table``: the table's overrides, else these keys."""
+        values: dict[str, Any] = {key: getattr(self, key) for key in LAYOUT_KEYS}
+        for override in self.table_overrides:
+            if override.table == f"{schema}.{table}":
+                values[override.key] = override.value
+        return LayoutSettings(**values)
 
     def __post_init__(self) -> None:
         if self.catalog_type is CatalogType.REST and self.jar_source is JarSource.BUNDLED:
@@ -411,6 +537,24 @@ class DestinationConfig:
                 "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
                 "HTTP client the REST catalog uses)"
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutSettings:
+    """The layout keys of one table (``DestinationConfig.layout_of``)."""
+
+    table_layout: TableLayout
+    row_group_size: str
+    bucket_count: int
+    format_version: FormatVersion
+
+    @property
+    def row_group_bytes(self) -> int:
+        return _size_bytes(self.row_group_size)
+
+
+# The keys a table override may set: ``LayoutSettings``' fields, parsed as the keys are.
+LAYOUT_KEYS: Final = tuple(f.name for f in dataclasses.fields(LayoutSettings))
 
 
 # The operator's allow-list, when not given as ``--allowed-warehouses``: comma-separated.

@@ -14,13 +14,14 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final, assert_never
+from typing import Final, Protocol, assert_never
 
 from sqlglot import exp
 
 from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
 from spark_destination.dialects.skeletons import Skeletons
+from spark_destination.planner.ir import TableLayout
 from spark_destination.planner.target import Maintenance, NameKind
 
 # Every Fivetran type but UNSPECIFIED; a dialect's type table must name each of them.
@@ -64,6 +65,30 @@ MAINTENANCE_TEMPLATES: Final = {
     Maintenance.SNAPSHOT_PROCEDURES: ("maintenance_call", "table_health"),
     Maintenance.OPTIMIZE_AND_VACUUM: ("optimize", "vacuum", "table_health"),
 }
+
+
+class LayoutProperties(Protocol):
+    """How a table format keeps a ``TableLayout`` in table properties (partitioning and the
+    write order are DDL, rendered by ``lowering.layout``)."""
+
+    @property
+    def version_property(self) -> str:
+        """The property holding the format version: a rewrite (CREATE OR REPLACE) leaves it
+        out, so a table keeps its version (Iceberg refuses to lower it)."""
+        ...
+
+    def properties(self, layout: TableLayout) -> tuple[tuple[str, str], ...]:
+        """The table properties of ``layout``."""
+        ...
+
+    def stored(
+        self,
+        properties: Mapping[str, str],
+        sort_by: tuple[str, ...],
+        bucket: tuple[str, int] | None,
+    ) -> TableLayout:
+        """The layout of a table with these properties, write order and bucket partition."""
+        ...
 
 
 class KeyStyle(enum.Enum):
@@ -116,6 +141,9 @@ class Dialect:
     # ``planner.target.Target.maintenance`` and ``minimum_retention``.
     maintenance: Maintenance
     minimum_retention: timedelta = timedelta(0)
+    # ``planner.target.Target.lays_out_tables``: how a ``TableLayout`` becomes table
+    # properties and is read back from them (None: the dialect renders no layout).
+    layout: LayoutProperties | None = None
     # Whether the runtime can execute this dialect here, and if not what is missing.
     executable: bool
     missing: str = ""
@@ -219,6 +247,10 @@ class Dialect:
     def conversion_can_fail(self, source: Column, target: Column) -> bool:
         probe = exp.column("value", quoted=True)
         return values.unconvertible(self, probe, source, target) is not None
+
+    @property
+    def lays_out_tables(self) -> bool:
+        return self.layout is not None
 
     def key_type_allowed(self, data_type: DataType) -> bool:
         return data_type not in self.key_types_refused

@@ -13,6 +13,7 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.lowering.checks import lower_check
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.lowering.ddl import lower_ddl
+from spark_destination.dialects.lowering.layout import lower_set_layout, write_order
 from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
@@ -49,6 +50,7 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
+    SetLayoutOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -105,10 +107,13 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | CopyRowsToHistoryOp()
             | HistoryColumnChangeOp()
             | KeepLatestVersionsOp()
-            | RewriteTableOp()
-            | RewriteToHistoryOp()
         ):
             return (lower_rows(r, op),)
+        case RewriteTableOp() | RewriteToHistoryOp():
+            # CREATE OR REPLACE keeps properties but not the write order: set it again.
+            return (lower_rows(r, op), *write_order(r, op, op.table, op.layout))
+        case SetLayoutOp():
+            return lower_set_layout(r, op)
         case (
             RewriteDataFilesOp()
             | RewritePositionDeletesOp()

@@ -54,6 +54,25 @@ def unmodified_column(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TableLayout:
+    """How a table's rows sit in its data files (format-neutral; the dialect renders what its
+    table format can: ``Target.lays_out_tables``). The point is a small batch's key filter:
+    it skips row groups whose min/max or bloom filter rule out every key, and partitions
+    whose bucket holds none (``docs/architecture.md``, "Lake-scale layout")."""
+
+    format_version: int
+    row_group_bytes: int
+    # Rows ordered by these columns within every file written; compaction sorts by them.
+    sort_by: tuple[str, ...] = ()
+    # Columns with a Parquet bloom filter of ``bloom_filter_bytes`` per row group.
+    bloom_filter: tuple[str, ...] = ()
+    bloom_filter_bytes: int = 0
+    # ``bucket(buckets, bucket_by)`` partitions (None: unpartitioned).
+    bucket_by: str | None = None
+    buckets: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CreateNamespaceOp:
     catalog: str
     schema: str
@@ -70,6 +89,19 @@ class CreateTableOp:
     table: TableRef
     columns: tuple[Column, ...]
     properties: tuple[tuple[str, str], ...]
+    # None: the table format's defaults (the plain layout tables had before layouts).
+    layout: TableLayout | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetLayoutOp:
+    """Give an existing table ``layout`` (it has ``current``): properties, write order and
+    partitioning change for later writes; files already written keep theirs until compaction
+    rewrites them. Only what differs is changed; the format version is only ever raised."""
+
+    table: TableRef
+    layout: TableLayout
+    current: TableLayout
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -389,6 +421,8 @@ class RewriteTableOp:
 
     table: TableRef
     columns: tuple[ColumnChange, ...]
+    # The layout the rewritten table gets (None: the table format's defaults).
+    layout: TableLayout | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -406,6 +440,7 @@ class RewriteToHistoryOp:
     start: str
     end: str
     active: str
+    layout: TableLayout | None = None
 
 
 # --- Table maintenance (Iceberg's ``CALL <catalog>.system.*`` procedures) ----------------------
@@ -418,6 +453,10 @@ class RewriteDataFilesOp:
 
     table: TableRef
     delete_file_threshold: int = 1
+    # Rewrite with the sort strategy (the table's sort order) rather than bin-packing.
+    sort: bool = False
+    # Every file, not only those the size and delete thresholds pick (a new layout).
+    rewrite_all: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -511,6 +550,7 @@ Op = (
     | RewriteTableOp
     | RewriteToHistoryOp
     | MaintenanceOp
+    | SetLayoutOp
 )
 
 

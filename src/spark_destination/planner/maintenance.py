@@ -4,8 +4,12 @@ runs on one table, in order.
 Merge-on-read leaves a delete file per batch and every request adds a snapshot, so after many
 small syncs reads and MERGEs slow down and storage grows. The plan:
 
+0. when the table's layout is not the configured one (``planner.layout``): give it that
+   layout (properties, write order, partitioning; the format version only goes up), and
+   rewrite every file in step 1;
 1. ``rewrite_data_files``: compact small data files; files with delete files are rewritten
-   with the deletes applied;
+   with the deletes applied; a sorted layout compacts with the sort strategy, so the files
+   that batches added (each spanning the whole key range) are merged back into order;
 2. ``rewrite_position_delete_files``: compact what position deletes remain and drop dangling
    ones;
 3. ``expire_snapshots`` older than the retention (the latest is always kept), which deletes
@@ -42,9 +46,12 @@ from spark_destination.planner.ir import (
     RemoveOrphanFilesOp,
     RewriteDataFilesOp,
     RewritePositionDeletesOp,
+    SetLayoutOp,
+    TableLayout,
     TableRef,
     VacuumOp,
 )
+from spark_destination.planner.layout import layout_change
 from spark_destination.planner.target import Maintenance, Target
 
 # Orphan-file removal never looks at files younger than this: a concurrent writer's files are
@@ -68,17 +75,28 @@ def plan_maintenance(
     now: datetime,
     target: Target,
     key: tuple[str, ...] = (),
+    layout: TableLayout | None = None,
+    current: TableLayout | None = None,
 ) -> Plan:
-    """The maintenance of ``table`` (whose primary key is ``key``) on ``target``."""
+    """The maintenance of ``table`` (whose primary key is ``key``) on ``target``; a table
+    whose layout is ``current`` gets ``layout`` first (both None: its layout is kept)."""
     if policy.retention < timedelta(0):
         raise InvalidRequestError("the snapshot retention cannot be negative")
     now = now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
-    ops: list[MaintenanceOp]
+    ops: list[MaintenanceOp | SetLayoutOp]
     match target.maintenance:
         case Maintenance.SNAPSHOT_PROCEDURES:
             expire_before = now - policy.retention
-            ops = [
-                RewriteDataFilesOp(table=table),
+            ops = []
+            change = None
+            if layout is not None and current is not None:
+                change = layout_change(table, layout, current)
+                if change is not None:
+                    ops.append(change)
+            shape = change.layout if change else (current or layout)
+            sort = shape is not None and bool(shape.sort_by)
+            ops += [
+                RewriteDataFilesOp(table=table, sort=sort, rewrite_all=change is not None),
                 RewritePositionDeletesOp(table=table),
                 ExpireSnapshotsOp(
                     table=table, older_than=expire_before, retain_last=RETAIN_LAST_SNAPSHOTS

@@ -82,6 +82,12 @@ class Target(Protocol):
         ...
 
     @property
+    def lays_out_tables(self) -> bool:
+        """The dialect renders a ``TableLayout`` (sort order, row groups, bloom filters,
+        buckets, format version); otherwise layouts are not planned."""
+        ...
+
+    @property
     def minimum_retention(self) -> timedelta:
         """The shortest retention the format's file clean-up accepts (Delta's VACUUM refuses
         less than 7 days unless its safety check is turned off)."""

@@ -43,8 +43,10 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     Plan,
     TableHealthOp,
+    TableLayout,
     TableRef,
 )
+from spark_destination.planner.layout import configured_layout, with_layouts
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.tables import table_ref
@@ -57,6 +59,7 @@ from spark_destination.runtime.execute.maintenance import (
     table_health,
 )
 from spark_destination.runtime.execute.restore import restored_on_failure
+from spark_destination.runtime.execute.table_layout import stored_layout
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 from spark_destination.service.auto_maintenance import MaintenanceScheduler
@@ -196,7 +199,11 @@ class Engine:
             config,
             ref,
             lambda current: plan_change(
-                request, current, catalog=config.catalog, target=self._dialect
+                request,
+                current,
+                catalog=config.catalog,
+                target=self._dialect,
+                layout_of=config.layout_of,
             ),
             batch,
         )
@@ -213,7 +220,11 @@ class Engine:
                 stack.enter_context(lock)
             executor = self._executor(config)
             tables = {r.name: executor.describe(r) for r in refs}
-            plan = plan_migrate(request, tables, catalog=config.catalog, target=self._dialect)
+            plan = with_layouts(
+                plan_migrate(request, tables, catalog=config.catalog, target=self._dialect),
+                config.layout_of,
+                self._dialect,
+            )
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, refs):
@@ -267,10 +278,33 @@ class Engine:
         if described is None:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
         now = now or datetime.now(UTC)
-        plan = plan_maintenance(ref, policy, now=now, target=self._dialect, key=described.key)
+        current = self._current_layout(executor, ref)
+        plan = plan_maintenance(
+            ref,
+            policy,
+            now=now,
+            target=self._dialect,
+            key=described.key,
+            layout=configured_layout(config.layout_of, ref, described.columns),
+            current=current,
+        )
         report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
         self._maintenance.reset(self._key(config, ref))
         return report
+
+    def table_layout(
+        self, configuration: Mapping[str, str], schema: str, table: str
+    ) -> TableLayout | None:
+        """The layout ``schema.table`` has now (None: missing, or no layouts here)."""
+        config = self.config(configuration)
+        return self._current_layout(self._executor(config), self._ref(config, schema, table))
+
+    def _current_layout(self, executor: Executor, ref: TableRef) -> TableLayout | None:
+        style = self._dialect.layout
+        stored = stored_layout(executor.session, ref) if style is not None else None
+        if style is None or stored is None:
+            return None
+        return style.stored(stored.properties, stored.sort_by, stored.bucket)
 
     def _auto_maintain(self, config: DestinationConfig, ref: TableRef, due: bool) -> None:
         """The scheduler's job: between requests, under the table's lock."""

@@ -15,6 +15,7 @@ from spark_destination.core.requests import (
 )
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import Plan
+from spark_destination.planner.layout import LayoutOf, with_layouts
 from spark_destination.planner.schema import plan_alter_table, plan_create_table
 from spark_destination.planner.target import Target
 from spark_destination.planner.truncate import plan_truncate
@@ -22,14 +23,23 @@ from spark_destination.planner.write import plan_write_batch
 
 
 def plan_change(
-    request: TableChange, current: Table | None, *, catalog: str, target: Target
+    request: TableChange,
+    current: Table | None,
+    *,
+    catalog: str,
+    target: Target,
+    layout_of: LayoutOf | None = None,
 ) -> Plan:
-    """The plan of a request that changes one table, given that table as it is now."""
+    """The plan of a request that changes one table, given that table as it is now; a table
+    it creates or rewrites gets the layout ``layout_of`` gives it (None: the format's
+    defaults)."""
     match request:
         case CreateTableRequest():
-            return plan_create_table(request, current, catalog=catalog, target=target)
+            plan = plan_create_table(request, current, catalog=catalog, target=target)
+            return with_layouts(plan, layout_of, target)
         case AlterTableRequest():
-            return plan_alter_table(request, current, catalog=catalog, target=target)
+            plan = plan_alter_table(request, current, catalog=catalog, target=target)
+            return with_layouts(plan, layout_of, target)
         case TruncateRequest():
             return plan_truncate(request, current, catalog=catalog, target=target)
         case WriteBatchRequest():

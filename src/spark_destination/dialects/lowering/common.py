@@ -23,7 +23,7 @@ from spark_destination.dialects.edge import Skeleton
 from spark_destination.dialects.quoting import identifier, literal, utc_timestamp_text
 from spark_destination.dialects.quoting import table as table_name
 from spark_destination.dialects.rendered import CheckOutput, Form, KeyFilter, Statement
-from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableRef
+from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableLayout, TableRef
 
 # Fixed aliases keep rendered SQL (and so previews and snapshots) stable.
 TARGET_ALIAS: Final = "t"
@@ -78,11 +78,23 @@ class Renderer:
         return table_name(table.catalog, table.schema, table.name)
 
     def properties(
-        self, own: tuple[tuple[str, str], ...], *, table_format: bool = True
+        self,
+        own: tuple[tuple[str, str], ...],
+        *,
+        table_format: bool = True,
+        layout: TableLayout | None = None,
+        replacing: bool = False,
     ) -> list[tuple[exp.Literal, exp.Literal]]:
-        """The table format's properties (unless ``table_format`` is false), then the
-        destination's own, as string literals."""
-        every = (*(self.dialect.table_properties if table_format else ()), *own)
+        """The table format's properties (unless ``table_format`` is false) with those of
+        ``layout`` in their place, then the destination's own, as string literals. A table
+        ``replacing`` itself keeps its format version."""
+        formats = dict(self.dialect.table_properties if table_format else ())
+        style = self.dialect.layout
+        if layout is not None and style is not None:
+            formats.update(style.properties(layout))
+        if replacing and style is not None:
+            formats.pop(style.version_property, None)
+        every = (*formats.items(), *own)
         return [(literal(k), literal(v)) for k, v in every]
 
     def using(self) -> exp.Var:

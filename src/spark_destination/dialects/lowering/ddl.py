@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
+from spark_destination.dialects.lowering.layout import partitioned_by, write_order
 from spark_destination.dialects.quoting import identifier, table
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
@@ -65,6 +66,8 @@ class CreateTableContext:
     columns: list[exp.ColumnDef]
     using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
+    # ``PARTITIONED BY`` transforms (empty: unpartitioned).
+    partitioned_by: list[exp.Expr]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,10 +128,12 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
                 table=r.table(op.table),
                 columns=[r.column_definition(c) for c in op.columns],
                 using=r.using(),
-                properties=r.properties(op.properties),
+                properties=r.properties(op.properties, layout=op.layout),
+                partitioned_by=partitioned_by(r, op.layout),
             )
             sql = r.template("create_table", context)
-            return (r.statement(op, sql, f"create table {op.table.name!r}"),)
+            created = r.statement(op, sql, f"create table {op.table.name!r}")
+            return (created, *write_order(r, op, op.table, op.layout))
         case SetPrimaryKeyOp():
             return _set_primary_key(r, op)
         case AddColumnsOp():

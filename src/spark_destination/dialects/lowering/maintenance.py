@@ -37,6 +37,8 @@ from spark_destination.planner.target import Maintenance
 
 # Iceberg's procedure namespace inside every Iceberg catalog.
 SYSTEM_NAMESPACE: Final = "system"
+# ``rewrite_data_files``' strategy that sorts by the table's sort order.
+SORT_STRATEGY: Final = "sort"
 # Column order of the health query's one row.
 HEALTH_COLUMNS: Final = ("data_files", "delete_files", "snapshots")
 
@@ -116,11 +118,18 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
     arguments = [Argument(name=identifier("table"), value=_table_argument(table))]
     match op:
         case RewriteDataFilesOp():
+            if op.sort:
+                # The table's sort order: the compacted files are sorted as a whole, so a
+                # small batch's key filter skips row groups (and files) again.
+                arguments.append(
+                    Argument(name=identifier("strategy"), value=literal(SORT_STRATEGY))
+                )
             options = (
                 ("delete-file-threshold", str(op.delete_file_threshold)),
                 # Delete files whose rows were all rewritten away would otherwise stay live
                 # (and be read) until a later rewrite notices them.
                 ("remove-dangling-deletes", "true"),
+                *((("rewrite-all", "true"),) if op.rewrite_all else ()),
             )
             arguments.append(_options(options))
             name, summary = "rewrite_data_files", "compact data files and apply delete files"

@@ -27,6 +27,7 @@ from spark_destination.dialects.lowering.common import (
     timestamp,
     timestamp_text,
 )
+from spark_destination.dialects.lowering.layout import partitioned_by
 from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
@@ -110,6 +111,7 @@ class RewriteContext:
     table: exp.Table
     using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
+    partitioned_by: list[exp.Expr]
     select: list[exp.Expr]
 
 
@@ -118,6 +120,7 @@ class RewriteToHistoryContext:
     table: exp.Table
     using: exp.Var
     properties: list[tuple[exp.Literal, exp.Literal]]
+    partitioned_by: list[exp.Expr]
     select: list[exp.Expr]
     s: exp.Identifier
     m: exp.Identifier
@@ -271,7 +274,8 @@ def _rewrite_to_history(r: Renderer, op: RewriteToHistoryOp) -> Skeleton:
     context = RewriteToHistoryContext(
         table=r.table(op.table),
         using=r.using(),
-        properties=r.properties(()),
+        properties=r.properties((), layout=op.layout, replacing=True),
+        partitioned_by=partitioned_by(r, op.layout),
         select=_history_select(
             [c.name for c in op.columns], (op.start, op.end, op.active), (start, end, active)
         ),
@@ -292,7 +296,8 @@ def _rewrite_table(r: Renderer, op: RewriteTableOp) -> Skeleton:
     context = RewriteContext(
         table=r.table(op.table),
         using=r.using(),
-        properties=r.properties(()),
+        properties=r.properties((), layout=op.layout, replacing=True),
+        partitioned_by=partitioned_by(r, op.layout),
         select=select,
     )
     return r.template("rewrite_table", context)

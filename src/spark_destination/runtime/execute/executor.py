@@ -53,6 +53,7 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     RewriteToHistoryOp,
     SetColumnValueOp,
+    SetLayoutOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     StageBatchOp,
@@ -163,6 +164,7 @@ class Executor:
                 | DropNotNullOp()
                 | RewriteTableOp()
                 | RewriteToHistoryOp()
+                | SetLayoutOp()
                 # Table maintenance (``runtime.maintenance`` reads their result rows).
                 | RewriteDataFilesOp()
                 | RewritePositionDeletesOp()

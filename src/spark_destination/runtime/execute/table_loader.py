@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 # Iceberg's Spark table class: the one whose Iceberg table we can ask for identifier fields.
-_ICEBERG_SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable"
+ICEBERG_SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable"
 # What a catalog's loadTable throws for a missing table or namespace: PySpark converts Spark's
 # own exceptions (error classes); others arrive as the Java exception.
 _NOT_FOUND_ERROR_CLASSES = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"})
@@ -62,7 +62,7 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
         # Spark's own JSON form of the schema: typed fields, not display text.
         schema = StructType.fromJson(json.loads(loaded.schema().json()))
         identifier_fields: tuple[str, ...] = ()
-        if loaded.getClass().getName() == _ICEBERG_SPARK_TABLE:
+        if loaded.getClass().getName() == ICEBERG_SPARK_TABLE:
             names = loaded.table().schema().identifierFieldNames()
             identifier_fields = tuple(sorted(str(n) for n in names))
     except (Py4JError, PySparkException) as exc:

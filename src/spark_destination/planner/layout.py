@@ -1,0 +1,135 @@
+"""Which layout a table gets (pure): the configuration's layout keys for the table, made into a
+format-neutral ``TableLayout`` for its columns, and what maintenance changes on a table whose
+layout differs.
+
+The choice and its measurements are in ``docs/architecture.md`` ("Lake-scale layout") and
+``docs/benchmarks.md``. In short: a small batch's MERGE binds its keys as an ``IN`` filter on
+the table's scan, and the scan skips whole row groups whose min/max statistics (of rows sorted
+by the key) or bloom filter rule out every key. With ~70 existing random keys per batch, reading
+at most a tenth of a table takes at least ~700 row groups that can be skipped one by one, so
+the sorted layout uses small row groups; bloom filters drop the row groups whose key range
+holds a batch's new keys, and the few small files that recent batches wrote (each spanning the
+whole key range until compaction re-sorts them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Final, assert_never
+
+from spark_destination.core.config import LayoutSettings, TableLayout
+from spark_destination.core.model import FIVETRAN_ID, Column, DataType
+from spark_destination.planner import ir
+from spark_destination.planner.tables import FILTERABLE_KEY_TYPES
+from spark_destination.planner.target import Target
+
+# The layout settings of a table by schema and name (``DestinationConfig.layout_of``).
+LayoutOf = Callable[[str, str], LayoutSettings]
+
+# Plain tables: 4 MiB row groups (the layout tables had before layouts were configurable).
+PLAIN_ROW_GROUP_BYTES: Final = 4 << 20
+# A bloom filter gets this fraction of its row group's bytes: 64 KiB for 1 MiB row groups,
+# ~13 bits per key of a 12-column table (false positives ~0.3%). Parquet sizes a filter by
+# this maximum when it is not told the distinct count, as Iceberg's writer never is.
+BLOOM_FILTER_SHARE: Final = 16
+# Types Iceberg's bucket transform hashes (not boolean, float or double).
+BUCKETABLE_TYPES: Final = frozenset(
+    {
+        DataType.SHORT,
+        DataType.INT,
+        DataType.LONG,
+        DataType.DECIMAL,
+        DataType.NAIVE_DATE,
+        DataType.NAIVE_DATETIME,
+        DataType.UTC_DATETIME,
+        DataType.STRING,
+        DataType.BINARY,
+    }
+)
+
+
+def table_layout(
+    settings: LayoutSettings, columns: Sequence[Column], key: Sequence[str]
+) -> ir.TableLayout:
+    """The layout of a table with ``columns`` whose rows are matched on ``key``."""
+    version = int(settings.format_version.value)
+    by_name = {c.name: c for c in columns}
+    key_columns = [by_name[name] for name in key if name in by_name]
+    match settings.table_layout:
+        case TableLayout.PLAIN:
+            return ir.TableLayout(format_version=version, row_group_bytes=PLAIN_ROW_GROUP_BYTES)
+        case TableLayout.SORTED | TableLayout.BUCKETED:
+            row_group = settings.row_group_bytes
+            # Sorted by name: a set of columns (the table's properties hold no order).
+            bloom = tuple(sorted(c.name for c in key_columns if c.type in FILTERABLE_KEY_TYPES))
+            bucketable = [c.name for c in key_columns if c.type in BUCKETABLE_TYPES]
+            bucketed = settings.table_layout is TableLayout.BUCKETED and bool(bucketable)
+            bucket = bucketable[0] if bucketed else None
+            return ir.TableLayout(
+                format_version=version,
+                row_group_bytes=row_group,
+                sort_by=tuple(c.name for c in key_columns),
+                bloom_filter=bloom,
+                bloom_filter_bytes=row_group // BLOOM_FILTER_SHARE if bloom else 0,
+                bucket_by=bucket,
+                buckets=settings.bucket_count if bucket else 0,
+            )
+        case _:
+            assert_never(settings.table_layout)
+
+
+def with_layouts(plan: ir.Plan, layout_of: LayoutOf | None, target: Target) -> ir.Plan:
+    """``plan`` with the configured layout on every table it creates or rewrites (CreateTable,
+    AlterTable's and Migrate's ``CREATE OR REPLACE … AS SELECT``, Migrate's copies): each is
+    planned for its own columns and key, so this one pass covers every planner."""
+    if layout_of is None or not target.lays_out_tables:
+        return plan
+    ops = tuple(_laid_out(op, layout_of) for op in plan.ops)
+    return replace(plan, ops=ops)
+
+
+def _laid_out(op: ir.Op, layout_of: LayoutOf) -> ir.Op:
+    match op:
+        case ir.CreateTableOp():
+            columns: Sequence[Column] = op.columns
+        case ir.RewriteTableOp():
+            columns = [change.target for change in op.columns]
+        case ir.RewriteToHistoryOp():
+            start = Column(name=op.start, type=DataType.UTC_DATETIME, primary_key=True)
+            columns = [*op.columns, start]
+        case _:
+            return op
+    return replace(op, layout=configured_layout(layout_of, op.table, columns))
+
+
+def configured_layout(
+    layout_of: LayoutOf, table: ir.TableRef, columns: Sequence[Column]
+) -> ir.TableLayout:
+    """The layout the configuration gives an existing ``table`` with ``columns``."""
+    return table_layout(layout_of(table.schema, table.name), columns, _key(columns))
+
+
+def _key(columns: Sequence[Column]) -> tuple[str, ...]:
+    """The columns rows are matched on: the primary key, else ``_fivetran_id`` if any."""
+    key = tuple(c.name for c in columns if c.primary_key)
+    if key:
+        return key
+    return tuple(c.name for c in columns if c.name == FIVETRAN_ID)
+
+
+def layout_change(
+    table: ir.TableRef, layout: ir.TableLayout, current: ir.TableLayout
+) -> ir.SetLayoutOp | None:
+    """What gives an existing table ``layout``, or None when it has it. The format version is
+    only ever raised (Iceberg cannot go back)."""
+    wanted = _never_lower(layout, current)
+    if wanted == current:
+        return None
+    return ir.SetLayoutOp(table=table, layout=wanted, current=current)
+
+
+def _never_lower(layout: ir.TableLayout, current: ir.TableLayout) -> ir.TableLayout:
+    if layout.format_version >= current.format_version:
+        return layout
+    return replace(layout, format_version=current.format_version)
