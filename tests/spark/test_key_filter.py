@@ -26,7 +26,7 @@ from spark_destination.core.requests import CreateTableRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.runtime.spark.session import SparkSettings
-from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.service.engine import Engine, Result, SessionProvider
 from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.support.requests import batch_request
 
@@ -50,7 +50,7 @@ class _Writer:
         self.engine, self.folder, self.table, self.history = engine, folder, table, history
         self.count = 0
 
-    def write(self, **files: list[list[str]]) -> None:
+    def write(self, **files: list[list[str]]) -> Result:
         paths: dict[str, tuple[str, ...]] = {}
         keys: dict[str, bytes] = {}
         header = [c.name for c in self.table.columns]
@@ -63,7 +63,7 @@ class _Writer:
         request = batch_request(
             SCHEMA, self.table, paths, params=PARAMS, keys=keys, history=self.history
         )
-        self.engine.apply({}, request)
+        return self.engine.apply({}, request)
 
 
 def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
@@ -129,20 +129,47 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     assert _rows(spark) == expected
 
 
+def test_each_merge_reports_what_its_scan_of_the_target_read(
+    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+) -> None:
+    """The outcome (and the log) says how many data files the MERGE's scan kept and skipped:
+    what an operator reads to see the key filter prune."""
+    table = dataclasses.replace(TABLE, name="scans")
+    engine = _created(spark, spark_settings, table)
+    writer = _Writer(engine, tmp_path, table)
+    writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
+    writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
+
+    small = writer.write(replace=[["1000", "b", "5", "five"]])
+    assert small.outcome is not None
+    (scan,) = small.outcome.scans
+    assert scan.table == "lake.key_filter.scans"
+    assert (scan.data_files, scan.skipped_data_files, scan.delete_files) == (1, 1, 0)
+    assert 0 < scan.rows <= 51 and scan.data_file_bytes > 0
+
+    slots = SPARK_ICEBERG.key_filter_slots
+    big = writer.write(replace=[[str(2000 + i), "b", "2", "big"] for i in range(slots + 1)])
+    assert big.outcome is not None
+    (scan,) = big.outcome.scans
+    # Unfiltered: every data file, and the delete file the small batch's update left.
+    assert (scan.data_files, scan.skipped_data_files, scan.delete_files) == (3, 0, 1)
+
+
 def test_tables_are_created_with_small_row_groups(
     spark: SparkSession, spark_settings: SparkSettings
 ) -> None:
     """The filter skips Parquet row groups by their key range; created tables write row
-    groups of 4 MiB (Iceberg's default, 128 MiB, would make one row group per file here)."""
+    groups of 1 MiB (``row_group_size``; Iceberg's default, 128 MiB, would make one row group
+    per file here)."""
     _created(spark, spark_settings, dataclasses.replace(TABLE, name="layout"))
     name = qualified("lake", SCHEMA, "layout")
-    # ~30 MB of Parquet in one task (one file): written by Spark, laid out by the table.
+    # ~30 MB of Parquet: written by Spark, laid out by the table.
     spark.range(400_000, numPartitions=1).selectExpr(
         "id", "uuid() AS code", "CAST(id % 1000 AS INT) AS qty", "repeat(uuid(), 2) AS note"
     ).writeTo(name).append()
-    [path] = _data_files(spark, "layout")
-    groups = pq.ParquetFile(urlparse(path).path).metadata.num_row_groups
-    assert groups >= 5
+    paths = _data_files(spark, "layout")
+    groups = sum(pq.ParquetFile(urlparse(p).path).metadata.num_row_groups for p in paths)
+    assert groups >= 20
 
 
 DATED = Table(

@@ -7,6 +7,7 @@ turning Spark's exceptions into the project's errors with messages that never qu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
@@ -64,9 +65,10 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
-from spark_destination.runtime.execute import faults, transient
+from spark_destination.runtime.execute import faults, scan_metrics, transient
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.key_filter import key_filter_args
+from spark_destination.runtime.execute.scan_metrics import ScanMetrics
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.runtime.execute.table_loader import load_table
 
@@ -91,12 +93,15 @@ class Outcome:
 
     statements: list[tuple[str, float]] = field(default_factory=list)
     staged_rows: int = 0
+    # What each MERGE's scans of its target read (``scan_metrics``).
+    scans: list[ScanMetrics] = field(default_factory=list)
 
 
 class Executor:
     def __init__(self, session: SparkSession, *, transport: Transport | None = None) -> None:
         self._session = session
         self._transport = transport
+        self._scans: list[ScanMetrics] = []
 
     @property
     def session(self) -> SparkSession:
@@ -105,7 +110,7 @@ class Executor:
     def run(self, statements: RenderedPlan, batch: Batch | None = None) -> Outcome:
         """Run rendered statements in order (the plan's ``Statement``s, rendered once)."""
         batch = batch or Batch()
-        outcome = Outcome()
+        outcome = Outcome(scans=self._scans)
         stager = Stager(self._session, self._transport, decoder_for(batch.file_format))
         staged: dict[str, StagedBatch] = {}
         try:
@@ -266,11 +271,11 @@ class Executor:
         if conf.get(DISTRIBUTION_MODE_CONF, None) is not None or (
             MERGE_DISTRIBUTION_MODE_PROPERTY in self._properties(op.table)
         ):
-            self.sql(sql, what=what, args=args)
+            self.sql(sql, what=what, args=args, scan_of=op.table)
             return
         conf.set(DISTRIBUTION_MODE_CONF, "none")
         try:
-            self.sql(sql, what=what, args=args)
+            self.sql(sql, what=what, args=args, scan_of=op.table)
         finally:
             conf.unset(DISTRIBUTION_MODE_CONF)
 
@@ -280,8 +285,8 @@ class Executor:
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
             sql, args = self._key_filtered(statement, batch, sql, Form.KEY_FILTER)
-        assert sql is not None
-        self.sql(sql, what=statement.summary, args=args)
+        assert sql is not None and isinstance(statement.op, MergeBatchOp)
+        self.sql(sql, what=statement.summary, args=args, scan_of=statement.op.table)
 
     @classmethod
     def _history_form(
@@ -332,22 +337,61 @@ class Executor:
         return self.sql(text, what=what)[0][0]
 
     def sql(
-        self, text: str, *, what: str, args: dict[str, object] | None = None
+        self,
+        text: str,
+        *,
+        what: str,
+        args: dict[str, object] | None = None,
+        scan_of: TableRef | None = None,
     ) -> list[tuple[Any, ...]]:
         """Run one statement, with ``args`` bound to its parameter markers; its rows as
-        plain tuples."""
+        plain tuples. ``scan_of``: log (and keep in the outcome) what the statement's scans
+        of that table read."""
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         def run() -> list[tuple[Any, ...]]:
+            before = self._bytes_read(scan_of) if scan_of is not None else None
             frame = self._session.sql(text) if not args else bound_sql(self._session, text, args)
-            return [tuple(row) for row in frame.collect()]
+            rows = [tuple(row) for row in frame.collect()]
+            if scan_of is not None:
+                self._record_scan(frame, scan_of, before)
+            return rows
 
         try:
             return transient.retrying(run, what=what)
         except (PySparkException, Py4JJavaError) as exc:
             described = describe_spark_error(exc, values_bound=bool(args))
             raise ExecutionError(f"{what} failed: {described}") from None
+
+    def _bytes_read(self, table: TableRef) -> int | None:
+        try:
+            return scan_metrics.bytes_read(self._session, self._warehouse_scheme(table))
+        except Exception:  # noqa: BLE001 - metrics never fail a request
+            return None
+
+    def _warehouse_scheme(self, table: TableRef) -> str:
+        """The file-system scheme the table's files are read through (``file`` locally)."""
+        key = "spark.sql.catalog." + table.catalog + ".warehouse"
+        warehouse = self._session.conf.get(key, "") or ""
+        scheme, sep, _ = warehouse.partition("://")
+        return scheme if sep else "file"
+
+    def _record_scan(self, frame: Any, table: TableRef, before: int | None) -> None:
+        """Log what the statement's scans of ``table`` read; never fails the request."""
+        try:
+            name = ".".join((table.catalog, table.schema, table.name))
+            metrics = scan_metrics.target_scans(frame, name)
+            after = self._bytes_read(table)
+            if metrics is None:
+                return
+            if before is not None and after is not None:
+                metrics = dataclasses.replace(metrics, bytes_read=after - before)
+        except Exception:  # noqa: BLE001 - metrics never fail a request
+            log.debug("no scan metrics for %r", table.name, exc_info=True)
+            return
+        self._scans.append(metrics)
+        log.info("%s", metrics.text())
 
     def describe(self, table: TableRef) -> Table | None:
         """The table as Fivetran sees it, or None when it does not exist."""

@@ -1,0 +1,106 @@
+"""What a MERGE's scans of its target read, from Spark's SQL metrics of the executed plan.
+
+Iceberg's scan node (``BatchScanExec``) reports, per statement, the data and delete files its
+planning kept and skipped (partition and min/max pruning of whole files) and their total size;
+row groups are skipped later, while reading, so the rows the scan returned say how much of the
+kept files was read. Together they show an operator whether a small batch's key filter prunes
+(``docs/operations.md``). Counts and sizes only: never a value.
+
+Bytes actually read from storage are not in those metrics (Iceberg reports file sizes);
+``bytes_read`` here is the process's Hadoop file-system counter for the warehouse's scheme
+around the statement: exact when one request runs at a time, more when others read meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# Spark's plan nodes that wrap others without listing them as children.
+_ADAPTIVE: Final = "AdaptiveSparkPlanExec"
+_COMMAND_RESULT: Final = "CommandResultExec"
+_QUERY_STAGE_SUFFIX: Final = "QueryStageExec"
+_BATCH_SCAN: Final = "BatchScanExec"
+# Iceberg's custom metrics of the scan node (``org.apache.iceberg.spark.source.metrics``) and
+# Spark's row count.
+_METRICS: Final = {
+    "data_files": "resultDataFiles",
+    "skipped_data_files": "skippedDataFiles",
+    "delete_files": "resultDeleteFiles",
+    "data_file_bytes": "totalDataFileSize",
+    "delete_file_bytes": "totalDeleteFileSize",
+    "rows": "numOutputRows",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScanMetrics:
+    """What the scans of one table in one statement read (summed over the scans)."""
+
+    table: str
+    data_files: int = 0
+    skipped_data_files: int = 0
+    delete_files: int = 0
+    data_file_bytes: int = 0
+    delete_file_bytes: int = 0
+    rows: int = 0
+    # The process's bytes read from the warehouse's file system during the statement.
+    bytes_read: int | None = None
+
+    def text(self) -> str:
+        total = self.data_files + self.skipped_data_files
+        read = "" if self.bytes_read is None else f"; {self.bytes_read / 1e6:.1f} MB read"
+        return (
+            f"scan of {self.table} kept {self.data_files} of {total} data file(s) "
+            f"({self.data_file_bytes / 1e6:.1f} MB) and {self.delete_files} delete file(s) "
+            f"({self.delete_file_bytes / 1e6:.2f} MB), returned {self.rows:,} row(s){read}"
+        )
+
+
+def target_scans(frame: DataFrame, table: str) -> ScanMetrics | None:
+    """The metrics of the scans of ``table`` (``catalog.schema.name``) in ``frame``'s executed
+    plan (a command's plan once it has run); None when none scans it."""
+    plan: Any = frame._jdf.queryExecution().executedPlan()
+    totals = dict.fromkeys(_METRICS, 0)
+    found = False
+    for node in _nodes(plan):
+        if node.getClass().getSimpleName() != _BATCH_SCAN or str(node.table().name()) != table:
+            continue
+        found = True
+        metrics = node.metrics()
+        for field, name in _METRICS.items():
+            if metrics.contains(name):
+                totals[field] += int(metrics.apply(name).value())
+    return ScanMetrics(table=table, **totals) if found else None
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    yield node
+    name = node.getClass().getSimpleName()
+    if name == _COMMAND_RESULT:
+        yield from _nodes(node.commandPhysicalPlan())
+    elif name == _ADAPTIVE:
+        yield from _nodes(node.executedPlan())
+    elif name.endswith(_QUERY_STAGE_SUFFIX):
+        yield from _nodes(node.plan())
+    children = node.children().iterator()
+    while children.hasNext():
+        yield from _nodes(children.next())
+    # Scalar and IN subqueries run as separate plans under their expressions.
+    subqueries = node.subqueries().iterator()
+    while subqueries.hasNext():
+        yield from _nodes(subqueries.next())
+
+
+def bytes_read(session: SparkSession, scheme: str) -> int | None:
+    """The process's Hadoop file-system counter of bytes read for ``scheme`` (None: unknown)."""
+    live: Any = session
+    statistics = live._jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get(scheme)
+    if statistics is None:
+        return None
+    value = statistics.getLong("bytesRead")
+    return None if value is None else int(value)
