@@ -15,6 +15,8 @@ throughput; growth of time and memory with N.
 
 Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
+    .venv/bin/python benchmarks/bench.py --scale --plot scale.png    # layouts: 16.5k/165k rows
+    .venv/bin/python benchmarks/bench.py --scale --scale-sizes 1650000,16500000 --aging 500
     .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
     .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
 """
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from scale import Kit, run_scale  # benchmarks/scale.py, beside this script
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import (
@@ -216,9 +219,10 @@ def peak_gib() -> float:
 
 
 class Bench:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, layout: dict[str, str] | None = None) -> None:
         self.files = Files(folder)
-        configuration = {"warehouse": str(folder / "warehouse")}
+        # Every request takes ``layout`` (table_layout, format_version) as the server's defaults.
+        configuration = {"warehouse": str(folder / "warehouse"), **(layout or {})}
         self.config = parse_config(configuration)
         self.csv = Engine(SessionProvider.embedded(), defaults=configuration)
         started = time.perf_counter()
@@ -346,6 +350,24 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument("--runs", type=int, default=3, help="warm runs per figure")
     parser.add_argument("--small-runs", type=int, default=7)
     parser.add_argument("--growth", help="comma-separated sizes (default 10k,100k[,1M])")
+    # Issue 23: small batches on large tables per layout and format version (benchmarks/scale.py).
+    parser.add_argument("--scale", action="store_true", help="only the lake-scale figures")
+    parser.add_argument(
+        "--scale-sizes", default="16500,165000", help="table sizes (the issue's: 1650000,16500000)"
+    )
+    parser.add_argument(
+        "--candidates",
+        default="plain/2,sorted/2,bucketed-64/2,sorted/3",
+        help="layout[-row group or -buckets]/format version, comma-separated",
+    )
+    parser.add_argument("--patterns", default="random,sequential")
+    parser.add_argument("--aging", type=int, default=0, help="small batches for the aging figure")
+    parser.add_argument("--aging-candidates", default="sorted/2,sorted/3")
+    parser.add_argument("--json", help="write the scale figures to this file")
+    parser.add_argument("--plot", help="draw small-batch p50 against table size to this PNG")
+    # The layout and format version of every table the other figures create.
+    parser.add_argument("--table-layout", help="table_layout for the other figures")
+    parser.add_argument("--format-version", help="format_version for the other figures")
     args = parser.parse_args()
     n = args.rows or (1_000_000 if args.full else 100_000)
     big_table = args.small_table or (1_650_000 if args.full else 165_000)
@@ -357,8 +379,20 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     rng = random.Random(9)
     figures: list[tuple[str, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="sd-bench-") as tmp:
-        bench = Bench(Path(tmp))
+        layout = {
+            key: value
+            for key, value in (
+                ("table_layout", args.table_layout),
+                ("format_version", args.format_version),
+            )
+            if value
+        }
+        bench = Bench(Path(tmp), layout)
         files = bench.files
+        if args.scale:
+            kit = Kit(columns=COLUMNS, schema=SCHEMA, row=row, update_row=update_row)
+            run_scale(bench, args, kit)
+            return
 
         # Warm-up: the first MERGE and file read of a JVM pay JIT start-up.
         warm = bench.table("warm")
