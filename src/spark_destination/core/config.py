@@ -459,7 +459,9 @@ class DestinationConfig:
         new_jvm=True,
     )
     maintenance_every_commits: int = setting(
-        0,
+        # Lake scale: without it every small batch leaves a file and a snapshot behind, and
+        # reads and MERGEs slow down; with a layout, a run rewrites only what batches added.
+        100,
         parse=_count(0),
         label="Maintain every N commits",
         description="Compact files and expire snapshots of a table after this many committed "

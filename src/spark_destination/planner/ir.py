@@ -457,6 +457,11 @@ class RewriteDataFilesOp:
     sort: bool = False
     # Every file, not only those the size and delete thresholds pick (a new layout).
     rewrite_all: bool = False
+    # Lake scale (``planner.layout``): only files smaller than this, or with at least
+    # ``delete_ratio`` of their rows deleted, are rewritten; None: every file with
+    # ``delete_file_threshold`` delete files too (the cost then grows with the table).
+    small_file_bytes: int | None = None
+    delete_ratio: float = 0.3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,9 @@ small syncs reads and MERGEs slow down and storage grows. The plan:
    rewrite every file in step 1;
 1. ``rewrite_data_files``: compact small data files; files with delete files are rewritten
    with the deletes applied; a sorted layout compacts with the sort strategy, so the files
-   that batches added (each spanning the whole key range) are merged back into order;
+   that batches added (each spanning the whole key range) are merged back into order. With
+   a layout (the engine always passes one for Iceberg) only files under ``SMALL_FILE_BYTES``
+   and files with 30 % of their rows deleted are rewritten: large files keep a few deletes;
 2. ``rewrite_position_delete_files``: compact what position deletes remain and drop dangling
    ones;
 3. ``expire_snapshots`` older than the retention (the latest is always kept), which deletes
@@ -58,6 +60,10 @@ from spark_destination.planner.target import Maintenance, Target
 # unreferenced until it commits (Iceberg's own procedure defaults to three days).
 ORPHAN_MIN_AGE: Final = timedelta(days=1)
 RETAIN_LAST_SNAPSHOTS: Final = 1
+# With a layout, compaction rewrites files below this size (what small batches add) and files
+# with much of their rows deleted, not the large files a table's bulk lives in: its cost follows
+# what changed since the last run, not the table's size.
+SMALL_FILE_BYTES: Final = 32 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +102,12 @@ def plan_maintenance(
             shape = change.layout if change else (current or layout)
             sort = shape is not None and bool(shape.sort_by)
             ops += [
-                RewriteDataFilesOp(table=table, sort=sort, rewrite_all=change is not None),
+                RewriteDataFilesOp(
+                    table=table,
+                    sort=sort,
+                    rewrite_all=change is not None,
+                    small_file_bytes=SMALL_FILE_BYTES if layout is not None else None,
+                ),
                 RewritePositionDeletesOp(table=table),
                 ExpireSnapshotsOp(
                     table=table, older_than=expire_before, retain_last=RETAIN_LAST_SNAPSHOTS

@@ -124,8 +124,19 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
                 arguments.append(
                     Argument(name=identifier("strategy"), value=literal(SORT_STRATEGY))
                 )
+            if op.small_file_bytes is None:
+                selection: tuple[tuple[str, str], ...] = (
+                    ("delete-file-threshold", str(op.delete_file_threshold)),
+                )
+            else:
+                # What batches added (small files) and files mostly deleted; a large file
+                # with a few deletes keeps them (its delete file is compacted in step 2).
+                selection = (
+                    ("min-file-size-bytes", str(op.small_file_bytes)),
+                    ("delete-ratio-threshold", repr(op.delete_ratio)),
+                )
             options = (
-                ("delete-file-threshold", str(op.delete_file_threshold)),
+                *selection,
                 # Delete files whose rows were all rewritten away would otherwise stay live
                 # (and be read) until a later rewrite notices them.
                 ("remove-dangling-deletes", "true"),
