@@ -115,6 +115,7 @@ class TableFigures:
     scan_seconds: float = 0.0
     scan_runs: list[float] = field(default_factory=list)
     small_seconds: list[float] = field(default_factory=list)
+    merge_seconds: list[float] = field(default_factory=list)
     scans: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -299,21 +300,25 @@ class Scale:
 
     def small_batch(
         self, table: Table, keys: Keys, configuration: dict[str, str]
-    ) -> tuple[float, ScanMetrics | None]:
+    ) -> tuple[float, ScanMetrics | None, float]:
+        """Seconds, the MERGE's scan metrics and the MERGE statement's own seconds."""
         request = self.small_request(table, keys)
         started = time.perf_counter()
         result = self.engine.apply(configuration, request)
         seconds = time.perf_counter() - started
-        scans = result.outcome.scans if result.outcome else []
-        return seconds, (scans[0] if scans else None)
+        outcome = result.outcome
+        scans = outcome.scans if outcome else []
+        merge = sum(s for step, s in (outcome.statements if outcome else []) if "merge" in step)
+        return seconds, (scans[0] if scans else None), merge
 
     def small_batch_round(
         self, table: Table, keys: Keys, candidate: Candidate, figures: TableFigures, start: int
     ) -> None:
         """One small batch from the table state ``start``, which it is rolled back to."""
         configuration = {**candidate.configuration, **NO_MAINTENANCE}
-        seconds, scan = self.small_batch(table, keys, configuration)
+        seconds, scan, merge = self.small_batch(table, keys, configuration)
         figures.small_seconds.append(seconds)
+        figures.merge_seconds.append(merge)
         if scan is not None:
             figures.scans.append(dataclasses.asdict(scan))
         self.rollback(table, start)
@@ -374,8 +379,8 @@ def run_scale(bench: Any, args: Any, kit: Kit) -> None:
     aging: list[AgingFigures] = []
     print(
         "size | candidate | keys | rows | data/delete files | MB | load s | upsert s | mixed s | "
-        "full scan s | small p50 s | files kept/skipped | delete files read | MB of kept files "
-        "| MB read | rows read",
+        "full scan s | small p50 s (its MERGE) | files kept/skipped | delete files read | "
+        "MB of kept files | MB read | rows read",
         flush=True,
     )
     # Warm-up, not counted: the JVM's first MERGEs and scans of each shape pay JIT start-up.
@@ -436,7 +441,8 @@ def line(f: TableFigures) -> str:
         f"{f.size:,} | {f.candidate} | {f.pattern} | {f.rows:,} | "
         f"{f.data_files}/{f.delete_files} | "
         f"{f.table_bytes / 1e6:.0f} | {f.load_seconds:.1f} | {f.upsert_seconds:.1f} | "
-        f"{f.mixed_seconds:.1f} | {f.scan_seconds:.2f} | {f.p50:.2f} | {kept:.0f}/{skipped:.0f} | "
+        f"{f.mixed_seconds:.1f} | {f.scan_seconds:.2f} | {f.p50:.2f} "
+        f"({statistics.median(f.merge_seconds or [0]):.2f}) | {kept:.0f}/{skipped:.0f} | "
         f"{f.scan_median('delete_files'):.0f} | {f.scan_median('data_file_bytes') / 1e6:.1f} | "
         f"{f.scan_median('bytes_read') / 1e6:.1f} | {f.scan_median('rows'):,.0f}"
     )
