@@ -546,7 +546,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                 history_request, history, catalog=bench.config.catalog, target=SPARK_ICEBERG
             )
             both = bench.compare(
-                functools.partial(bench.csv.write_history_batch, {}, history_request),
+                functools.partial(bench.csv.apply, {}, history_request),
                 hist_plan,
                 args.runs,
                 history,
@@ -586,7 +586,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                     small, table, catalog=bench.config.catalog, target=SPARK_ICEBERG
                 )
                 both = bench.compare(
-                    functools.partial(bench.csv.write_batch, {}, small),
+                    functools.partial(bench.csv.apply, {}, small),
                     plan,
                     args.small_runs,
                     table,

@@ -24,6 +24,13 @@ def add_command(sub: Any) -> None:
         help="start Spark at start-up, in the background, instead of on the first request",
     )
     command.add_argument(
+        "--warm-writes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --prewarm, then run small batches on throwaway tables in a temporary "
+        "warehouse, so the first sync's MERGEs do not meet a cold JVM",
+    )
+    command.add_argument(
         "--dialect",
         default="spark_iceberg",
         help="SQL dialect to execute (only spark_iceberg can run here)",
@@ -41,4 +48,10 @@ def run(args: argparse.Namespace) -> int:
     engine.config({})  # bad flags, or a default warehouse outside the allow-list, stop here
     # Warehouses are claimed (locked) when a request first uses one, not here: a server whose
     # requests all name other warehouses leaves the default one alone.
-    return run_server(engine, host=args.host, port=args.port, prewarm=args.prewarm)
+    return run_server(
+        engine,
+        host=args.host,
+        port=args.port,
+        prewarm=args.prewarm,
+        warm_writes=args.warm_writes,
+    )

@@ -22,6 +22,7 @@ from spark_destination.server.addresses import (
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
 from spark_destination.service.engine import Engine
+from spark_destination.service.warm_up import warm_write_path
 
 log = logging.getLogger("spark_destination.server")
 
@@ -66,12 +67,15 @@ def create_server(
     return server, bound
 
 
-def run_server(engine: Engine, *, host: str, port: int, prewarm: bool) -> int:
+def run_server(
+    engine: Engine, *, host: str, port: int, prewarm: bool, warm_writes: bool = True
+) -> int:
     """Serve until SIGTERM or SIGINT, then stop the server and Spark (waiting for the JVM).
 
     A port that is taken is a SEVERE log line and exit code 1. With ``prewarm`` Spark starts
     in the background at once (gRPC answers meanwhile), so the first request does not pay for
-    it; "Spark is ready" is logged when it has.
+    it; "Spark is ready" is logged when it has. Then, unless not ``warm_writes``, small batches
+    warm the write path on throwaway tables (``service.warm_up``).
     """
     stop = threading.Event()
 
@@ -89,7 +93,9 @@ def run_server(engine: Engine, *, host: str, port: int, prewarm: bool) -> int:
     server.start()
     log.info("spark-destination listening on %s", listening_on(host, bound))
     if prewarm:
-        threading.Thread(target=_prewarm, args=(engine,), name="prewarm", daemon=True).start()
+        threading.Thread(
+            target=_prewarm, args=(engine, warm_writes), name="prewarm", daemon=True
+        ).start()
     # A bounded wait, so the signal handler runs promptly on every platform.
     while not stop.wait(0.5):
         pass
@@ -99,10 +105,12 @@ def run_server(engine: Engine, *, host: str, port: int, prewarm: bool) -> int:
     return 0
 
 
-def _prewarm(engine: Engine) -> None:
+def _prewarm(engine: Engine, warm_writes: bool) -> None:
     try:
         engine.sessions.root(engine.config({}))
         log.info(SPARK_READY)
+        if warm_writes:
+            warm_write_path(engine)
     except DestinationError as exc:
         # The first request retries and reports it to Fivetran.
         log.warning("starting Spark at start-up failed: %s", exc.loggable)

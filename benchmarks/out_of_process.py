@@ -1,0 +1,254 @@
+"""The big writes through a fresh ``serve`` process and in this process, same files (issue 23).
+
+An independent harness measured the connector slower out of process than ``bench.py`` does in
+process, and a history batch 3.2x the upsert where ``bench.py`` says 1.6-2.7x. This script runs
+one sequence of requests, the harness's, both ways on the same machine, one after the other:
+
+* a fresh ``spark-destination serve`` (its own JVM; ``--prewarm`` or not), driven over gRPC
+  as Fivetran drives it, no request repeated and no rollback: each write meets the table the
+  previous ones left, as in a sync;
+* the same requests through an ``Engine`` in this process (what ``bench.py`` measures, but
+  without its uncounted first run and its rollbacks).
+
+Sequence, N rows each: on a warm-up table the load, the upsert and the mixed batch (uncounted
+unless ``--no-warm-up``), then on fresh tables: the N-row load, the N-row upsert (half the keys
+new), the mixed batch (60 % replace, 25 % update with unmodified columns, 15 % delete); a
+history table's N-version load and an N-version WriteHistoryBatch (an earliest-start file for
+every key and one new version per key whose non-key cells are each unmodified with probability
+0.5, as the harness wrote them). Per request: seconds seen by the client and, from the server's
+log, the MERGE statement's own seconds. Prints figures; asserts nothing.
+
+Usage:
+    .venv/bin/python benchmarks/out_of_process.py --rows 1000000 [--prewarm] [--format-version 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import bench  # benchmarks/bench.py, beside this script
+
+from spark_destination.core.model import Table
+from spark_destination.core.requests import (
+    BatchFiles,
+    CreateTableRequest,
+    WriteBatchRequest,
+    WriteHistoryBatchRequest,
+)
+from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.tester.client import connect
+from spark_destination.tester.server_process import start_server
+
+STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
+
+
+def history_update_row(i: int, rng: random.Random, start: str) -> list[str]:
+    """A new version of key ``i``: each non-key cell unmodified with probability 0.5."""
+    full = bench.row(i, rng, bench.SYNCED2)[:-1]
+    cells = [v if n == 0 or rng.random() < 0.5 else bench.UNMOD for n, v in enumerate(full)]
+    return [*cells, start, bench.TMAX, "true"]
+
+
+class Workload:
+    """The requests of one sequence, written once and sent both ways."""
+
+    def __init__(self, folder: Path, n: int) -> None:
+        self.files = bench.Files(folder)
+        rng = random.Random(11)
+        write = self.files.write
+        self.load = write([bench.row(i, rng) for i in range(n)])
+        self.upsert = write([bench.row(i, rng) for i in range(n // 2, n + n // 2)])
+        ids = list(range(n))
+        rng.shuffle(ids)
+        replace = [i if k % 2 else n + i for k, i in enumerate(ids[: n * 6 // 10])]
+        self.mixed = {
+            "replace": write([bench.row(i, rng) for i in replace]),
+            "update": write([bench.update_row(i, rng) for i in ids[n * 6 // 10 : n * 85 // 100]]),
+            "delete": write([bench.row(i, rng) for i in ids[n * 85 // 100 :]]),
+        }
+        header = [c.name for c in bench.HISTORY]
+        start1, start2 = "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"
+        self.history_load = write(
+            [[*bench.row(i, rng)[:-1], start1, bench.TMAX, "true"] for i in range(n)], header
+        )
+        self.earliest = write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"])
+        self.history_batch = write([history_update_row(i, rng, start2) for i in range(n)], header)
+
+    def requests(self, suffix: str, *, history: bool = True) -> list[tuple[str, object]]:
+        table = Table(name=f"t_{suffix}", columns=bench.COLUMNS)
+        hist = Table(name=f"h_{suffix}", columns=bench.HISTORY)
+        keys, params = self.files.keys, bench.PARAMS
+
+        def batch(**files: str) -> BatchFiles:
+            named = {k: (v,) for k, v in files.items()}
+            return BatchFiles(params=params, keys=keys, **named)  # type: ignore[arg-type]
+
+        def write(**files: str) -> WriteBatchRequest:
+            return WriteBatchRequest(schema=bench.SCHEMA, table=table, files=batch(**files))
+
+        sequence: list[tuple[str, object]] = [
+            ("create", CreateTableRequest(schema=bench.SCHEMA, table=table)),
+            ("load", write(replace=self.load)),
+            ("upsert", write(replace=self.upsert)),
+            ("mixed", write(**self.mixed)),
+        ]
+        if history:
+            sequence += [
+                ("history create", CreateTableRequest(schema=bench.SCHEMA, table=hist)),
+                (
+                    "history load",
+                    WriteHistoryBatchRequest(
+                        schema=bench.SCHEMA, table=hist, files=batch(replace=self.history_load)
+                    ),
+                ),
+                (
+                    "history batch",
+                    WriteHistoryBatchRequest(
+                        schema=bench.SCHEMA,
+                        table=hist,
+                        earliest_start_files=(self.earliest,),
+                        files=batch(update=self.history_batch),
+                    ),
+                ),
+            ]
+        return sequence
+
+
+def over_grpc(address: str, configuration: dict[str, str]) -> Callable[[object], None]:
+    client = connect(address, timeout=3600)
+
+    def send(request: object) -> None:
+        match request:
+            case CreateTableRequest():
+                response: object = client.create_table(
+                    request.table, configuration=configuration, schema=request.schema
+                )
+            case WriteHistoryBatchRequest():
+                files = request.files
+                response = client.write_history_batch(
+                    request.table,
+                    configuration=configuration,
+                    schema=request.schema,
+                    earliest_start_files=request.earliest_start_files,
+                    replace_files=files.replace,
+                    update_files=files.update,
+                    delete_files=files.delete,
+                    keys=files.keys,
+                    file_params=files.params,
+                )
+            case WriteBatchRequest():
+                files = request.files
+                response = client.write_batch(
+                    request.table,
+                    configuration=configuration,
+                    schema=request.schema,
+                    replace_files=files.replace,
+                    update_files=files.update,
+                    delete_files=files.delete,
+                    keys=files.keys,
+                    file_params=files.params,
+                )
+            case _:
+                raise TypeError(type(request).__name__)
+        kind = response.WhichOneof("response")  # type: ignore[attr-defined]
+        if kind != "success":
+            raise RuntimeError(f"{type(request).__name__}: {kind}: {response}")
+
+    return send
+
+
+def in_process(engine: Engine, configuration: dict[str, str]) -> Callable[[object], None]:
+    def send(request: object) -> None:
+        engine.apply(configuration, request)  # type: ignore[arg-type]
+
+    return send
+
+
+def run(send: Callable[[object], None], sequence: list[tuple[str, object]]) -> dict[str, float]:
+    seconds = {}
+    for name, request in sequence:
+        started = time.perf_counter()
+        send(request)
+        seconds[name] = time.perf_counter() - started
+        print(f"  {name}: {seconds[name]:.2f} s", flush=True)
+    return seconds
+
+
+def merge_steps(log: Path) -> list[tuple[str, float]]:
+    """The server's MERGE and staging step timings, in order (its JSON log lines)."""
+    steps = []
+    for line in log.read_text(errors="replace").splitlines():
+        try:
+            message = json.loads(line).get("message", "")
+        except ValueError:
+            continue
+        match = STEP.match(message)
+        if match:
+            steps.append((match.group(1)[:40], float(match.group(2))))
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--prewarm", action="store_true")
+    parser.add_argument("--no-warm-up", action="store_true", help="no uncounted warm-up writes")
+    parser.add_argument("--format-version", default="2")
+    parser.add_argument("--skip-in-process", action="store_true")
+    args = parser.parse_args()
+    configuration = {"format_version": args.format_version}
+    with tempfile.TemporaryDirectory(prefix="sd-oop-") as tmp:
+        folder = Path(tmp)
+        started = time.perf_counter()
+        work = Workload(folder, args.rows)
+        took = time.perf_counter() - started
+        print(f"{args.rows:,} rows per write; files written in {took:.0f} s")
+        results: dict[str, dict[str, float]] = {}
+        log = folder / "serve.log"
+        flags = ["--warehouse", str(folder / "wh-server")]
+        server = start_server(log_file=log, flags=flags, prewarm=args.prewarm)
+        try:
+            send = over_grpc(server.address, configuration)
+            if not args.no_warm_up:
+                print("serve: warm-up (not counted)")
+                run(send, work.requests("warm", history=False))
+            print("serve" + (" --prewarm" if args.prewarm else ""))
+            results["serve"] = run(send, work.requests("measured"))
+        finally:
+            server.stop()
+        print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in merge_steps(log)))
+        if not args.skip_in_process:
+            engine = Engine(
+                SessionProvider.embedded(), defaults={"warehouse": str(folder / "wh-local")}
+            )
+            send = in_process(engine, configuration)
+            if not args.no_warm_up:
+                print("in process: warm-up (not counted)")
+                run(send, work.requests("warm", history=False))
+            print("in process")
+            results["in process"] = run(send, work.requests("measured"))
+            engine.sessions.stop()
+        print()
+        print("request | " + " | ".join(results) + " | ratio")
+        print("---|" + "---|" * len(results) + "---")
+        names = list(next(iter(results.values())))
+        for name in names:
+            values = [results[k][name] for k in results]
+            ratio = f"{values[0] / values[1]:.2f}" if len(values) == 2 else ""
+            print(f"{name} | " + " | ".join(f"{v:.2f}" for v in values) + f" | {ratio}")
+        for key, seconds in results.items():
+            print(
+                f"{key}: history batch ÷ upsert = "
+                f"{seconds['history batch'] / seconds['upsert']:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
