@@ -43,6 +43,7 @@ from spark_destination.core.requests import (
     WriteHistoryBatchRequest,
 )
 from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.service.warm_up import WARM
 from spark_destination.tester.client import connect
 from spark_destination.tester.server_process import start_server
 
@@ -181,6 +182,16 @@ def run(send: Callable[[object], None], sequence: list[tuple[str, object]]) -> d
     return seconds
 
 
+def wait_for(log: Path, text: str, *, timeout: float) -> None:
+    """Until the server's log holds ``text`` (the warm-up's end), so it is not measured."""
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {text!r} in the server's log")
+        time.sleep(1)
+    print(f"  ({text})")
+
+
 def merge_steps(log: Path) -> list[tuple[str, float]]:
     """The server's MERGE and staging step timings, in order (its JSON log lines)."""
     steps = []
@@ -202,6 +213,7 @@ def main() -> None:
     parser.add_argument("--no-warm-up", action="store_true", help="no uncounted warm-up writes")
     parser.add_argument("--format-version", default="2")
     parser.add_argument("--skip-in-process", action="store_true")
+    parser.add_argument("--no-warm-writes", action="store_true", help="serve --no-warm-writes")
     args = parser.parse_args()
     configuration = {"format_version": args.format_version}
     with tempfile.TemporaryDirectory(prefix="sd-oop-") as tmp:
@@ -213,8 +225,12 @@ def main() -> None:
         results: dict[str, dict[str, float]] = {}
         log = folder / "serve.log"
         flags = ["--warehouse", str(folder / "wh-server")]
+        if args.no_warm_writes:
+            flags.append("--no-warm-writes")
         server = start_server(log_file=log, flags=flags, prewarm=args.prewarm)
         try:
+            if args.prewarm and not args.no_warm_writes:
+                wait_for(log, WARM, timeout=900)
             send = over_grpc(server.address, configuration)
             if not args.no_warm_up:
                 print("serve: warm-up (not counted)")
