@@ -201,9 +201,7 @@ class DeferredWrites:
         """Every table this process knows to have pending rows."""
         with self._guard:
             states = list(self._tables.values())
-        return [
-            PendingRows(table=s.ref, rows=s.rows, batches=s.batches) for s in states if s.rows
-        ]
+        return [PendingRows(table=s.ref, rows=s.rows, batches=s.batches) for s in states if s.rows]
 
     def wait_for_flushes(self, timeout: float | None = None) -> None:
         self._scheduler.wait_idle(timeout)
@@ -308,8 +306,7 @@ class DeferredWrites:
             # Dropped behind the destination's back (a Migrate drop flushes first): its pending
             # rows have no table to go to.
             log.warning(
-                "%s.%s does not exist: dropping its intermediate table %s with %d pending "
-                "row(s)",
+                "%s.%s does not exist: dropping its intermediate table %s with %d pending row(s)",
                 state.ref.schema,
                 state.ref.name,
                 state.pending.name,

@@ -10,11 +10,11 @@ engine reports the table's pending rows here (``appended``):
   batch was appended (a later batch keeps that deadline: the oldest pending change waits at
   most about the interval).
 
-A flush, whatever started it, reports the table empty (``flushed``) and its deadline goes. Due
-flushes run on a small pool of worker threads, one per table at a time, so different tables
-flush independently; a failed flush is logged (names and counts only) and tried again one
-interval later. The clock is injectable and ``run_due`` runs what is due at a given time, so
-the tests need no real waiting.
+A flush, whatever started it, reports the table empty (``flushed``) and its deadline goes. A timer
+thread starts the due flushes on a small pool of worker threads, one per table at a time, so
+different tables flush independently; a failed flush is logged (names and counts only) and tried
+again one interval later. The clock is injectable, and without the timer thread ``run_due``
+starts what is due at a given time: the tests need no real waiting.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class FlushScheduler:
         *,
         clock: Callable[[], float] = time.monotonic,
         workers: int = FLUSH_WORKERS,
+        timer: bool = True,
     ) -> None:
         self._job = job
         self._clock = clock
@@ -54,6 +55,7 @@ class FlushScheduler:
         self._futures: list[Future[None]] = []
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
+        self._timer = timer
         self._stopped = False
 
     def appended(
@@ -116,7 +118,7 @@ class FlushScheduler:
                 self._cond.notify_all()
 
     def _start(self) -> None:
-        if self._thread is None:
+        if self._timer and self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="flush-timer", daemon=True)
             self._thread.start()
 

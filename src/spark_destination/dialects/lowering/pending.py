@@ -237,9 +237,7 @@ def _flush(r: Renderer, op: FlushPendingOp) -> FlushContext:
     )
     first_upsert = _per_key(
         exp.Min,
-        exp.Case(
-            ifs=[exp.If(this=exp.and_(_op_is(RowOp.UPSERT), after_delete), true=seq.copy())]
-        ),
+        exp.Case(ifs=[exp.If(this=exp.and_(_op_is(RowOp.UPSERT), after_delete), true=seq.copy())]),
         key,
     )
     from_upsert = exp.GTE(this=seq.copy(), expression=col(FIRST_UPSERT))
