@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from spark_destination.core.config import DestinationConfig
+from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.requests import WriteBatchRequest
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.render import render_plan
@@ -111,6 +112,8 @@ class DeferredWrites:
     def settle(self, executor: Executor, config: DestinationConfig, ref: TableRef) -> None:
         """Flush what is pending for ``ref`` (nothing to do for most tables: one look at the
         first touch, then none)."""
+        if not self._may_have_pending(config, ref):
+            return
         state = self._state(executor, config, ref)
         if state.rows:
             self._flush(executor, state, "before a request that needs the table as it is")
@@ -190,6 +193,8 @@ class DeferredWrites:
     def discard(self, executor: Executor, config: DestinationConfig, ref: TableRef) -> None:
         """Drop ``ref``'s intermediate table: the table was dropped or renamed away (after
         ``settle`` flushed it, so nothing pending is lost)."""
+        if not self._may_have_pending(config, ref):
+            return
         state = self._state(executor, config, ref)
         if state.exists:
             executor.run(self._render(plan_drop_pending(state.pending)))
@@ -252,6 +257,15 @@ class DeferredWrites:
                 self._flush(executor, current, why)
 
     # --- The state of one table --------------------------------------------------------------
+
+    def _may_have_pending(self, config: DestinationConfig, ref: TableRef) -> bool:
+        """False when no intermediate table can exist for ``ref`` (its name would be too long
+        or refused by the catalog): merge mode then never looks for one."""
+        try:
+            pending_ref(ref, config.intermediate_table_prefix, target=self._dialect)
+        except InvalidRequestError:
+            return False
+        return True
 
     def _key(self, config: DestinationConfig, ref: TableRef, pending: TableRef) -> TableKey:
         return (*self._key_for(config, ref), pending.name)
