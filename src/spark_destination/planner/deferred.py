@@ -109,7 +109,8 @@ def plan_deferred_write(
 ) -> Plan:
     """Stage the batch as merge mode does (same checks), then append it to ``pending``, after
     creating it when it is missing (``existing_layout`` None) or replacing it when it was made
-    for other columns (it is empty then: the engine flushes it first)."""
+    for other columns or an unknown layout (``""``; it is empty then: the engine flushes it
+    first)."""
     merged = plan_write_batch(request, current, catalog=catalog, target=target)
     if merged.noop_reason is not None:
         return merged

@@ -290,7 +290,8 @@ class DeferredWrites:
         if found is not None:
             counts = found.counts
             high = max(counts.high or -1, found.marker.high if found.marker else -1)
-            state.exists, state.layout = True, found.layout
+            # No layout recorded (not made by this destination): replaced at the next write.
+            state.exists, state.layout = True, found.layout or ""
             state.rows, state.batches = counts.rows, counts.batches
             state.next_seq, state.next_batch = high + 1, (counts.last_batch or 0) + 1
             state.recovered = counts.rows > 0
@@ -347,7 +348,8 @@ class DeferredWrites:
             if outcome.completed_rows
             else "",
         )
-        commits = state.commits + 2  # the flush record and the clean-up
+        # The flush record and the clean-up; a clean-up of an interrupted flush.
+        commits = state.commits + (2 if outcome.rows else 0) + (1 if outcome.completed_rows else 0)
         if outcome.high is not None:
             state.next_seq = max(state.next_seq, outcome.high + 1)
         self._reset(state)
