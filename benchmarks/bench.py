@@ -13,12 +13,20 @@ small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS
 and the JVM) of the connector over the floor; decrypt + decompress + parse (+ typing)
 throughput; growth of time and memory with N.
 
+Deferred write mode (issue 20), both modes in the same run, random-key small batches (100
+replace, 10 update with unmodified values, 10 delete) on tables of 16.5k and 165k rows
+(``--full``: 1.65M and 16.5M, loaded through Spark, not through the connector): deferred
+WriteBatch p50 over merge mode's; deferred p50 at the bigger table over the smaller; N batches
+and one flush over N merge-mode batches (N = 20, ``--full``: 50); that one flush over one
+merge-mode small batch (p50).
+
 Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
     .venv/bin/python benchmarks/bench.py --scale --plot scale.png    # layouts: 16.5k/165k rows
     .venv/bin/python benchmarks/bench.py --scale --scale-sizes 1650000,16500000 --aging 500
     .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
     .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
+    .venv/bin/python benchmarks/bench.py --deferred      # only the deferred-mode figures
 """
 
 from __future__ import annotations
@@ -333,6 +341,141 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+# --- Deferred write mode -------------------------------------------------------------------
+
+DEFERRED = {"write_mode": "deferred", "merge_interval_ms": "-1"}
+
+
+def load_rows(bench: Bench, table: Table, size: int) -> None:
+    """``size`` rows of ``row``'s shape (keys 0 .. size-1) written by Spark itself: a 16.5M-row
+    table through a batch file would need gigabytes of CSV in memory."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    key = F.col("id")
+    cities = F.array(*(F.lit(c) for c in CITIES))
+    frame = bench.session.range(size).select(
+        key.alias("id"),
+        (key % 1001).cast("int").alias("qty"),
+        (F.rand(1) * 1000).cast("decimal(18,4)").alias("price"),
+        F.rand(2).alias("score"),
+        F.concat(F.lit("customer number "), key.cast("string")).alias("name"),
+        F.element_at(cities, (key % 5 + 1).cast("int")).alias("city"),
+        F.date_add(F.lit("2024-01-01").cast("date"), (key % 365).cast("int")).alias("day"),
+        (key % 2 == 1).alias("active"),
+        F.timestamp_seconds(key % 2_000_000 + 1_714_521_600).alias("updated_at"),
+        F.when(key % 3 > 0, F.lit("note")).alias("note"),
+        F.lit("2024-06-01 12:00:00").cast("timestamp").alias("_fivetran_synced"),
+        F.lit(False).alias("_fivetran_deleted"),
+    )
+    frame.writeTo(qualified(bench.config.catalog, SCHEMA, table.name)).append()
+
+
+def timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+@dataclass
+class DeferredRun:
+    """One table size's timings, in seconds."""
+
+    merge: list[float]  # merge-mode small batches, each from the loaded table
+    deferred: list[float]  # deferred small batches (appends)
+    merge_total: float  # N merge-mode batches, one after the other
+    deferred_total: float  # N deferred batches and the flush
+    flush: float  # the flush of N pending batches
+
+
+def deferred_run(
+    bench: Bench, size: int, runs: int, batches: int, rng: random.Random
+) -> DeferredRun:
+    engine, files = bench.csv, bench.files
+    table = bench.table(f"deferred_{size}")
+    started = time.perf_counter()
+    load_rows(bench, table, size)
+    print(f"loaded {size:,} rows in {time.perf_counter() - started:.1f} s")
+    base = bench.snapshot(table)
+
+    def batch() -> WriteBatchRequest:
+        return bench.request(table, **small_batch(files, "random", size, rng))
+
+    def merge(request: WriteBatchRequest) -> float:
+        return timed(lambda: engine.apply({}, request))
+
+    def append(request: WriteBatchRequest) -> float:
+        return timed(lambda: engine.apply(DEFERRED, request))
+
+    def flush() -> float:
+        return timed(lambda: engine.flush(DEFERRED, SCHEMA, table.name))
+
+    # Not counted: the first MERGE of the table, and the first append (it creates the
+    # intermediate table) with its flush.
+    merge(batch())
+    bench.rollback(table, base)
+    append(batch())
+    flush()
+    bench.rollback(table, base)
+    result = DeferredRun(merge=[], deferred=[], merge_total=0.0, deferred_total=0.0, flush=0.0)
+    for _ in range(runs):  # each from the loaded table, as the first batch of a sync
+        result.merge.append(merge(batch()))
+        bench.rollback(table, base)
+    result.deferred = [append(batch()) for _ in range(runs)]  # pending rows only grow
+    flush()
+    bench.rollback(table, base)
+    pending = [batch() for _ in range(batches)]
+    result.merge_total = sum(merge(request) for request in pending)
+    bench.rollback(table, base)
+    appends = sum(append(request) for request in pending)
+    result.flush = flush()
+    result.deferred_total = appends + result.flush
+    bench.rollback(table, base)
+    return result
+
+
+def deferred_figures(
+    bench: Bench, sizes: Sequence[int], runs: int, batches: int, rng: random.Random
+) -> list[tuple[str, float, float]]:
+    """Issue 20's figures: (name, left, right); the ratio is left ÷ right."""
+    done = {size: deferred_run(bench, size, runs, batches, rng) for size in sizes}
+    figures = []
+    for size, run in done.items():
+        figures += [
+            (
+                f"deferred ÷ merge small batch p50 at {size:,} rows, random keys",
+                median(run.deferred),
+                median(run.merge),
+            ),
+            (
+                f"{batches} batches + one flush, deferred ÷ merge total at {size:,} rows",
+                run.deferred_total,
+                run.merge_total,
+            ),
+            (
+                f"one flush of {batches} pending batches ÷ merge small batch p50 at {size:,} rows",
+                run.flush,
+                median(run.merge),
+            ),
+        ]
+    small, big = min(sizes), max(sizes)
+    figures.append(
+        (
+            f"deferred small batch p50 at {big:,} ÷ at {small:,} rows",
+            median(done[big].deferred),
+            median(done[small].deferred),
+        )
+    )
+    return figures
+
+
+def print_figures(figures: Sequence[tuple[str, float, float]]) -> None:
+    print()
+    print("figure | connector | floor/other | ratio")
+    print("---|---|---|---")
+    for name, left, right in figures:
+        print(f"{name} | {left:.2f} | {right:.2f} | {left / right:.2f}")
+
+
 def median_seconds(runs: int, work: Callable[[], object]) -> float:
     seconds = []
     for _ in range(runs):
@@ -368,7 +511,30 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     # The layout and format version of every table the other figures create.
     parser.add_argument("--table-layout", help="table_layout for the other figures")
     parser.add_argument("--format-version", help="format_version for the other figures")
+    parser.add_argument("--deferred", action="store_true", help="only deferred mode's figures")
+    parser.add_argument(
+        "--deferred-tables",
+        help="comma-separated table sizes (default 16.5k,165k; --full 1.65M,16.5M)",
+    )
+    parser.add_argument(
+        "--deferred-batches", type=int, help="batches before one flush (default 20, --full 50)"
+    )
     args = parser.parse_args()
+    deferred_sizes = (
+        [int(s) for s in args.deferred_tables.split(",")]
+        if args.deferred_tables
+        else ([1_650_000, 16_500_000] if args.full else [16_500, 165_000])
+    )
+    deferred_batches = args.deferred_batches or (50 if args.full else 20)
+    if args.deferred:
+        with tempfile.TemporaryDirectory(prefix="sd-bench-") as tmp:
+            bench = Bench(Path(tmp))
+            figures = deferred_figures(
+                bench, deferred_sizes, args.small_runs, deferred_batches, random.Random(20)
+            )
+            print_figures(figures)
+            print(f"(small batches: {args.small_runs} runs each; one run: compare ratios)")
+        return
     n = args.rows or (1_000_000 if args.full else 100_000)
     big_table = args.small_table or (1_650_000 if args.full else 165_000)
     growth = (
@@ -616,7 +782,10 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                 )
             )
 
-        # 5. Growth: one upsert (into an empty table) per size, time and peak memory.
+        # 5. Deferred write mode against merge mode.
+        figures += deferred_figures(bench, deferred_sizes, args.small_runs, deferred_batches, rng)
+
+        # 6. Growth: one upsert (into an empty table) per size, time and peak memory.
         growth_lines = []
         for size in growth:
             table = bench.table(f"growth_{size}")
@@ -625,11 +794,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             seconds = bench.timed_write(bench.csv, bench.request(table, replace=[path]))
             growth_lines.append((size, seconds, peak_gib()))
 
-        print()
-        print("figure | connector | floor/other | ratio")
-        print("---|---|---|---")
-        for name, left, right in figures:
-            print(f"{name} | {left:.2f} | {right:.2f} | {left / right:.2f}")
+        print_figures(figures)
         print(
             f"decrypt + decompress + parse | {plain / parse:.0f} MB/s of CSV ({parse:.2f} s) | | "
         )

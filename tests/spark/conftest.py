@@ -1,8 +1,14 @@
 """One SparkSession for the whole test run: a JVM costs 5-10 s to start, and a process can
-hold only one (``build_session`` refuses a second)."""
+hold only one (``build_session`` refuses a second).
+
+``SPARK_DESTINATION_WRITE_MODE=deferred`` runs the whole suite with deferred write mode as the
+server's default (the ``Lake`` flushes before it reads); a module parametrizes ``dest``
+(``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,12 +21,14 @@ from spark_destination.runtime.spark.session import SparkSettings, build_session
 from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.service.engine import Engine, SessionProvider
-from tests.support.destination import Destination, Lake
+from tests.support.destination import Destination, Lake, mode_configuration
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 _MARKER = "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)"
+# The server's default write mode for the whole run.
+WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,7 +65,7 @@ def spark(spark_settings: SparkSettings) -> Iterator[SparkSession]:
 def engine(spark: SparkSession, spark_settings: SparkSettings) -> Engine:
     configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
     provider = SessionProvider.shared(spark, parse_config(configuration))
-    return Engine(provider, defaults=configuration)
+    return Engine(provider, defaults={**configuration, **mode_configuration(WRITE_MODE)})
 
 
 @pytest.fixture(scope="session")
@@ -81,14 +89,26 @@ _schemas = iter(range(1_000_000))
 
 @pytest.fixture
 def dest(
-    stub: pb_grpc.DestinationConnectorStub, tmp_path: Path, spark_settings: SparkSettings
+    request: pytest.FixtureRequest,
+    stub: pb_grpc.DestinationConnectorStub,
+    tmp_path: Path,
+    spark_settings: SparkSettings,
 ) -> Destination:
-    """A fresh schema per test so tests never see each other's tables."""
+    """A fresh schema per test so tests never see each other's tables; in the write mode the
+    test is parametrized with (``indirect``), else in the server's default."""
+    mode = getattr(request, "param", None)
+    configuration = mode_configuration(mode) if mode else {}
     return Destination(
-        stub=stub, workdir=tmp_path, configuration={}, schema=f"test_{next(_schemas)}"
+        stub=stub, workdir=tmp_path, configuration=configuration, schema=f"test_{next(_schemas)}"
     )
 
 
+def flush_pending(engine: Engine) -> None:
+    """Merge every table the engine holds pending rows for (deferred mode)."""
+    for item in engine.pending():
+        engine.flush({}, item.table.schema, item.table.name)
+
+
 @pytest.fixture(scope="session")
-def lake(spark: SparkSession, spark_settings: SparkSettings) -> Lake:
-    return Lake(session=spark, catalog=spark_settings.catalog)
+def lake(spark: SparkSession, spark_settings: SparkSettings, engine: Engine) -> Lake:
+    return Lake(session=spark, catalog=spark_settings.catalog, flush=lambda: flush_pending(engine))

@@ -6,6 +6,7 @@ Shared by the Spark tests (the fixtures that build them are in ``tests/spark/con
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,16 @@ if TYPE_CHECKING:
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TYPES = {t: getattr(common, t) for t in common.DataType.keys()}  # noqa: SIM118
+# The write modes a test parametrized over ``dest`` runs in (``indirect``: see conftest).
+WRITE_MODES = ("merge", "deferred")
+
+
+def mode_configuration(mode: str) -> dict[str, str]:
+    """The configuration keys of a write mode; deferred flushes only when asked (the ``Lake``
+    flushes before it reads), so a test sees no timer."""
+    if mode == "merge":
+        return {"write_mode": "merge"}
+    return {"write_mode": mode, "merge_interval_ms": "-1"}
 
 
 def column(
@@ -53,6 +64,10 @@ class Destination:
     schema: str
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     counter: int = 0
+
+    @property
+    def deferred(self) -> bool:
+        return self.configuration.get("write_mode") == "deferred"
 
     def write_file(
         self,
@@ -160,12 +175,18 @@ class Destination:
 
 @dataclass
 class Lake:
-    """Reads tables back with a fresh child session each time (no stale catalog cache)."""
+    """Reads tables back with a fresh child session each time (no stale catalog cache).
+
+    ``flush`` runs before ``rows`` reads: deferred mode's pending batches are merged first, so
+    a test reads what merge mode would have written."""
 
     session: SparkSession
     catalog: str
+    flush: Callable[[], object] | None = None
 
     def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
+        if self.flush is not None:
+            self.flush()
         frame = self.session.newSession().table(qualified(self.catalog, schema, table))
         if order_by:
             frame = frame.orderBy(order_by)

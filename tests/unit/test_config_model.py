@@ -48,7 +48,7 @@ def test_readme_key_tables_are_found_wherever_they_stand() -> None:
     assert readme_keys(text) == ["a_b"]
 
 
-@pytest.mark.parametrize("command", ["serve", "replay", "demo", "maintain"])
+@pytest.mark.parametrize("command", ["serve", "replay", "demo", "maintain", "flush"])
 def test_every_key_is_a_kebab_case_flag_whose_value_is_a_default(command: str) -> None:
     values = {"catalog": "other", "executor_cores": "3", "spark_conf": "spark.a=1"}
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in values.items()]

@@ -14,15 +14,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from spark_destination.cli import maintain, preview, replay, serve
+from spark_destination.cli import flush, maintain, preview, replay, serve
 from spark_destination.core.errors import DestinationError
 
-# Each adds its sub-command(s) to the sub-parsers; a ``flush`` command goes in this list.
+# Each adds its sub-command(s) to the sub-parsers.
 COMMANDS: Final[tuple[Callable[[Any], None], ...]] = (
     serve.add_command,
     preview.add_command,
     replay.add_commands,  # replay and demo
     maintain.add_command,
+    flush.add_command,
 )
 
 # gRPC's C core logs to stderr on its own (absl's "before InitializeLog" notice, and a line per

@@ -36,6 +36,7 @@ from typing import Any, Final, Generic, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.core.names import RESERVED_PREFIX, path_problem
 
 T = TypeVar("T")
 E = TypeVar("E", bound=enum.Enum)
@@ -221,6 +222,36 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _count_or_off(minimum: int) -> Callable[[str], int]:
+    """A whole number >= ``minimum``, or ``-1`` (off)."""
+    whole = _count(minimum)
+
+    def parse(text: str) -> int:
+        if text == str(OFF):
+            return OFF
+        try:
+            return whole(text)
+        except InvalidValue:
+            message = f"{text!r} must be a whole number >= {minimum}, or {OFF} (off)"
+            raise InvalidValue(message) from None
+
+    return parse
+
+
+def _reserved_prefix(text: str) -> str:
+    """A name prefix inside the destination's reserved space: no Fivetran table can start with
+    it, so no name made with it can be one Fivetran creates."""
+    if not text.startswith(RESERVED_PREFIX) or len(text) == len(RESERVED_PREFIX):
+        raise InvalidValue(
+            f"{text!r} must start with {RESERVED_PREFIX!r} and go on (a name Fivetran never "
+            "gives a table)"
+        )
+    problem = path_problem(text)
+    if problem is not None:
+        raise InvalidValue(f"{text!r} {problem}")
+    return text
+
+
 def _choice(kind: type[E]) -> Callable[[str], E]:
     def parse(text: str) -> E:
         for member in kind:
@@ -311,6 +342,19 @@ class JarSource(enum.StrEnum):
     # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
     # Maven Central at start-up.
     MAVEN = "maven"
+
+
+class WriteMode(enum.StrEnum):
+    """How a WriteBatch reaches its table."""
+
+    # One MERGE into the table per request.
+    MERGE = "merge"
+    # Append to the table's intermediate table; merge flushes fold the pending batches in later.
+    DEFERRED = "deferred"
+
+
+# The value of a numeric key that turns its feature off (seed 004's -1).
+OFF: Final = -1
 
 
 class CatalogType(enum.StrEnum):
@@ -409,6 +453,39 @@ class DestinationConfig:
         description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
         "Capabilities from the destination's start-up default).",
         kind=FormKind.DROPDOWN,
+    )
+    write_mode: WriteMode = setting(
+        WriteMode.MERGE,
+        parse=_choice(WriteMode),
+        label="Write mode",
+        description="merge: each WriteBatch merges into its table at once. deferred: each "
+        "WriteBatch appends to the table's intermediate table without reading the table, and "
+        "a merge flush folds the pending batches into it later (on the timer, the threshold, "
+        "before schema changes, truncates, migrations and history batches, and at stop); "
+        "readers see the table as of the last flush.",
+        kind=FormKind.DROPDOWN,
+    )
+    merge_interval_ms: int = setting(
+        60_000,
+        parse=_count_or_off(1),
+        label="Merge interval (ms)",
+        description="deferred mode: a table's pending batches are merged at most this long after "
+        "the first of them was appended (-1: no timer).",
+    )
+    merge_records_threshold: int = setting(
+        OFF,
+        parse=_count_or_off(1),
+        label="Merge records threshold",
+        description="deferred mode: merge a table as soon as it has this many pending rows "
+        "(-1: off).",
+    )
+    intermediate_table_prefix: str = setting(
+        RESERVED_PREFIX + "pending_",
+        parse=_reserved_prefix,
+        label="Intermediate table prefix",
+        description="deferred mode: a table's pending batches are kept in the table of this "
+        f"name plus the table's name, in the same schema; it must start with {RESERVED_PREFIX} "
+        "(a name Fivetran never gives a table).",
     )
     executor_memory: str = setting(
         "",

@@ -206,6 +206,15 @@ def target_of(request: TableChange | DescribeTableRequest) -> TableName:
             return TableName(schema=request.schema, table=request.table.name)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlushRequest:
+    """Not a Fivetran RPC: merge a table's pending batches (deferred write mode) into it now
+    (``spark-destination flush``; ``preview`` shows its statements)."""
+
+    schema: str
+    table: str
+
+
 Request = (
     DescribeTableRequest
     | CreateTableRequest
@@ -214,4 +223,5 @@ Request = (
     | WriteBatchRequest
     | WriteHistoryBatchRequest
     | MigrateRequest
+    | FlushRequest
 )

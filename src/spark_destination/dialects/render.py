@@ -18,14 +18,17 @@ from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
 from spark_destination.dialects.lowering.migrations import lower_rows
+from spark_destination.dialects.lowering.pending import lower_pending
 from spark_destination.dialects.rendered import CheckOutput, OutputKind, RenderedPlan, Statement
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
+    AppendPendingOp,
     CheckConversionsOp,
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
+    ClearPendingOp,
     CopyRowsOp,
     CopyRowsToHistoryOp,
     CreateNamespaceOp,
@@ -35,6 +38,7 @@ from spark_destination.planner.ir import (
     DropNotNullOp,
     DropTableOp,
     ExpireSnapshotsOp,
+    FlushPendingOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
     ListNamespacesOp,
@@ -42,6 +46,7 @@ from spark_destination.planner.ir import (
     MergeHistoryOp,
     Op,
     OptimizeOp,
+    PendingStatsOp,
     Plan,
     RemoveOrphanFilesOp,
     RenameColumnOp,
@@ -124,5 +129,7 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | TableHealthOp()
         ):
             return (lower_maintenance(r, op),)
+        case AppendPendingOp() | PendingStatsOp() | FlushPendingOp() | ClearPendingOp():
+            return (lower_pending(r, op),)
         case _:
             assert_never(op)

@@ -48,6 +48,15 @@ DUP_COLUMN = "__sd_dup"  # true on rows whose key repeats in the batch (only tho
 UNMODIFIED_PREFIX = "__sd_unmodified_"  # staged mask: true where a column is "unmodified"
 
 
+# The intermediate table of deferred mode also keeps the WriteBatch each row came from; its
+# ``SEQ_COLUMN`` orders every row of the table across batches (the staged order plus a base).
+BATCH_COLUMN = "__sd_batch"
+# Parameter markers the runtime binds to deferred mode's counters (never row values).
+SEQ_BASE_MARKER = "sd_seq_base"  # the counter of a batch's first row
+BATCH_MARKER = "sd_batch_number"  # the batch's number
+HIGH_MARKER = "sd_flush_high"  # the highest counter a flush folds
+
+
 def unmodified_column(name: str) -> str:
     """The staged mask column telling which rows leave column ``name`` unmodified."""
     return UNMODIFIED_PREFIX + name
@@ -175,6 +184,64 @@ class MergeBatchOp:
     unmodified_string: str | None
     has_upserts: bool
     filter_key: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppendPendingOp:
+    """Deferred WriteBatch: append every row of the staged ``view`` to ``pending``, the
+    intermediate table of ``table``, in one INSERT (one commit); ``table`` is not read.
+
+    A pending row holds ``columns`` (every column of ``table``; those the request does not name,
+    i.e. not in ``staged``, are NULL), a mask ``unmodified_column(name)`` per non-key column
+    (the staged mask for ``masked`` columns, true for columns not in ``staged``: merge mode
+    leaves them as they are, false otherwise), ``OP_COLUMN``, ``SEQ_COLUMN`` = the staged
+    order plus the bound ``SEQ_BASE_MARKER`` and ``BATCH_COLUMN`` = the bound ``BATCH_MARKER``.
+    """
+
+    table: TableRef
+    pending: TableRef
+    view: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    staged: tuple[str, ...]
+    masked: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingStatsOp:
+    """Read-only: one row of the intermediate table ``pending`` of ``table``: the lowest and
+    highest ``SEQ_COLUMN``, the row count, the batch count and the highest ``BATCH_COLUMN``."""
+
+    table: TableRef
+    pending: TableRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlushPendingOp:
+    """The merge flush: fold the rows of ``pending`` whose ``SEQ_COLUMN`` is at most the bound
+    ``HIGH_MARKER`` into ``table`` with one MERGE (one commit), as if each row were applied in
+    counter order: a delete makes the key absent, an upsert makes it present with the row's
+    values (NULL where unmodified when absent before), an update overlays its values and is
+    ignored while the key is absent (``dialects.lowering.pending`` says how, and why a
+    re-run is safe). ``columns`` are every column of ``table``."""
+
+    table: TableRef
+    pending: TableRef
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearPendingOp:
+    """Delete the rows a flush folded (``SEQ_COLUMN`` at most the bound ``HIGH_MARKER``) from
+    ``pending``, the intermediate table of ``table``, in one commit."""
+
+    table: TableRef
+    pending: TableRef
+
+
+# Deferred write mode's statements (``planner.deferred``).
+PendingOp = AppendPendingOp | PendingStatsOp | FlushPendingOp | ClearPendingOp
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -556,6 +623,7 @@ Op = (
     | RewriteToHistoryOp
     | MaintenanceOp
     | SetLayoutOp
+    | PendingOp
 )
 
 

@@ -70,7 +70,8 @@ def create_server(
 def run_server(
     engine: Engine, *, host: str, port: int, prewarm: bool, warm_writes: bool = True
 ) -> int:
-    """Serve until SIGTERM or SIGINT, then stop the server and Spark (waiting for the JVM).
+    """Serve until SIGTERM or SIGINT, then stop the server, flush what deferred mode left
+    pending, and stop Spark (waiting for the JVM).
 
     A port that is taken is a SEVERE log line and exit code 1. With ``prewarm`` Spark starts
     in the background at once (gRPC answers meanwhile), so the first request does not pay for
@@ -100,7 +101,10 @@ def run_server(
     while not stop.wait(0.5):
         pass
     server.stop(grace=5).wait()
-    engine.sessions.stop()
+    try:
+        engine.close()  # deferred mode: flush what is pending (logged per table)
+    finally:
+        engine.sessions.stop()
     log.info("stopped")
     return 0
 

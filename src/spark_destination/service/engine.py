@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from spark_destination.core.config import (
     CatalogType,
     DestinationConfig,
+    WriteMode,
     check_warehouse_allowed,
     parse_config,
 )
@@ -58,11 +59,13 @@ from spark_destination.runtime.execute.maintenance import (
     run_maintenance,
     table_health,
 )
+from spark_destination.runtime.execute.pending import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.table_layout import stored_layout
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 from spark_destination.service.auto_maintenance import MaintenanceScheduler
+from spark_destination.service.deferred import DeferredWrites, PendingRows
 from spark_destination.service.planning import plan_change
 
 __all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
@@ -110,6 +113,13 @@ class Engine:
         self._table_locks: dict[tuple[str, ...], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._maintenance = MaintenanceScheduler(self._auto_maintain)
+        self._deferred = DeferredWrites(
+            dialect=dialect,
+            executor_for=self._executor,
+            lock_for=self._lock,
+            key_for=self._key,
+            committed=self._committed,
+        )
 
     @property
     def sessions(self) -> SessionProvider:
@@ -195,6 +205,9 @@ class Engine:
             batch = Batch(
                 keys=files.keys, params=files.params, file_format=config.batch_file_format
             )
+        if isinstance(request, WriteBatchRequest) and config.write_mode is WriteMode.DEFERRED:
+            assert batch is not None
+            return self._write_deferred(config, ref, request, batch)
         return self._apply(
             config,
             ref,
@@ -219,6 +232,8 @@ class Engine:
             for _, lock in locks:
                 stack.enter_context(lock)
             executor = self._executor(config)
+            for ref in refs:  # deferred mode: every table as it truly is first
+                self._deferred.settle(executor, config, ref)
             tables = {r.name: executor.describe(r) for r in refs}
             plan = with_layouts(
                 plan_migrate(request, tables, catalog=config.catalog, target=self._dialect),
@@ -229,6 +244,9 @@ class Engine:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, refs):
                 outcome = executor.run(self._render(plan))
+            for ref in refs:  # a table dropped or renamed away: its intermediate table too
+                if executor.describe(ref) is None:
+                    self._deferred.discard(executor, config, ref)
             return _report(f"Migrate {request.schema}.{request.table}", outcome)
 
     def _apply(
@@ -240,14 +258,64 @@ class Engine:
     ) -> Result:
         with self._lock(config, ref):
             executor = self._executor(config)
+            self._deferred.settle(executor, config, ref)
             plan = plan_for(executor.describe(ref))
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, (ref,)):
                 outcome = executor.run(self._render(plan), batch)
             result = _report(f"{ref.schema}.{ref.name}", outcome)
-        self._maintenance.committed(config, ref, self._key(config, ref))
+        self._committed(config, ref)
         return result
+
+    def _committed(self, config: DestinationConfig, ref: TableRef) -> None:
+        self._maintenance.committed(config, ref, self._key(config, ref))
+
+    # --- Deferred write mode ----------------------------------------------------------------
+
+    def _write_deferred(
+        self, config: DestinationConfig, ref: TableRef, request: WriteBatchRequest, batch: Batch
+    ) -> Result:
+        """Append the batch to the table's intermediate table (``service.deferred``)."""
+        with self._lock(config, ref):
+            outcome = self._deferred.write(self._executor(config), config, ref, request, batch)
+        if isinstance(outcome, str):
+            return Result(summary=f"nothing to do: {outcome}")
+        return _report(f"{ref.schema}.{ref.name}", outcome)
+
+    def flush(
+        self, configuration: Mapping[str, str], schema: str, table: str
+    ) -> FlushOutcome | None:
+        """Merge the pending batches of one table into it now; None when it has none."""
+        config = self.config(configuration)
+        ref = self._ref(config, schema, table)
+        with self._lock(config, ref):
+            return self._deferred.flush(self._executor(config), config, ref)
+
+    def flush_all(
+        self, configuration: Mapping[str, str], schema: str | None = None
+    ) -> list[tuple[TableRef, FlushOutcome | None]]:
+        """Flush every table of the warehouse (or of ``schema``) that has an intermediate
+        table named with the configuration's prefix."""
+        config = self.config(configuration)
+        session = self._executor(config).session
+        found = pending_tables(session, config.catalog, config.intermediate_table_prefix, schema)
+        return [
+            (self._ref(config, name[0], name[1]), self.flush(configuration, *name))
+            for name in found
+        ]
+
+    def pending(self) -> list[PendingRows]:
+        """The tables this process knows to have pending rows."""
+        return self._deferred.pending()
+
+    def wait_for_flushes(self, timeout: float | None = None) -> None:
+        self._deferred.wait_for_flushes(timeout)
+
+    def close(self) -> None:
+        """A graceful stop: flush every table with pending rows (logged), then stop the
+        automatic flushes. Spark keeps running (``sessions.stop`` stops it)."""
+        self._deferred.close()
 
     # --- Table maintenance ------------------------------------------------------------------
 
@@ -274,6 +342,7 @@ class Engine:
         now: datetime | None,
     ) -> MaintenanceReport:
         executor = self._executor(config)
+        self._deferred.settle(executor, config, ref)
         described = executor.describe(ref)
         if described is None:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")

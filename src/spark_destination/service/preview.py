@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-from spark_destination.core.errors import RenderError
-from spark_destination.core.requests import DescribeTableRequest, MigrateRequest
+from spark_destination.core.config import WriteMode
+from spark_destination.core.errors import InvalidRequestError, RenderError
+from spark_destination.core.requests import (
+    DescribeTableRequest,
+    FlushRequest,
+    MigrateRequest,
+    WriteBatchRequest,
+)
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.edge import parse_back
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.planner.deferred import (
+    pending_layout,
+    pending_ref,
+    plan_deferred_write,
+    plan_flush,
+)
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_describe
+from spark_destination.planner.tables import table_ref
 from spark_destination.service.planning import plan_change
 from spark_destination.service.request_json import PreviewInput
 
@@ -29,6 +42,25 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
                 for name in migrate_tables(request)
             }
             return plan_migrate(request, tables, catalog=catalog, target=dialect)
+        case FlushRequest():
+            if preview.existing is None:
+                raise InvalidRequestError("a flush request needs the table ('table')")
+            ref = table_ref(catalog, request.schema, request.table, target=dialect)
+            prefix = preview.config.intermediate_table_prefix
+            return plan_flush(ref, preview.existing, pending_ref(ref, prefix, target=dialect))
+        case WriteBatchRequest() if preview.config.write_mode is WriteMode.DEFERRED:
+            ref = table_ref(catalog, request.schema, request.table.name, target=dialect)
+            prefix = preview.config.intermediate_table_prefix
+            existing = preview.existing
+            exists = preview.intermediate_table_exists and existing is not None
+            return plan_deferred_write(
+                request,
+                existing,
+                catalog=catalog,
+                target=dialect,
+                pending=pending_ref(ref, prefix, target=dialect),
+                existing_layout=pending_layout(existing) if exists and existing else None,
+            )
         case _:
             return plan_change(request, preview.existing, catalog=catalog, target=dialect)
 

@@ -3,7 +3,8 @@
 ```json
 {
   "request": "write_batch",              // create_table | alter_table | describe_table |
-                                         // truncate | write_batch | write_history_batch
+                                         // truncate | write_batch | write_history_batch |
+                                         // flush
   "configuration": {"catalog": "lake"},  // optional; keys of core.config.DestinationConfig
   "schema": "sales",
   "table": {"name": "orders",
@@ -18,9 +19,15 @@
   "drop_columns": false,                             // alter_table
   "synced_column": "_fivetran_synced",               // truncate
   "utc_delete_before": "2024-01-01T00:00:00.000Z",   // truncate
-  "soft_deleted_column": "_fivetran_deleted"         // truncate; omit for a hard truncate
+  "soft_deleted_column": "_fivetran_deleted",        // truncate; omit for a hard truncate
+  "intermediate_table_exists": true                  // write_batch with "write_mode":
+                                                     // "deferred": false shows its creation
 }
 ```
+
+With ``"configuration": {"write_mode": "deferred"}`` a ``write_batch`` shows the append to the
+table's intermediate table; ``{"request": "flush", "schema": …, "table": {…}}`` shows the merge
+flush of that table (``table``: the table as it is).
 
 A ``migrate`` request names its table with ``table_name`` (``existing_table`` is that table's
 state, absent = missing), one ``operation`` keyed by its MigrationDetails oneof entity, and the
@@ -75,6 +82,7 @@ from spark_destination.core.requests import (
     DescribeTableRequest,
     DropColumnInHistoryMode,
     DropTable,
+    FlushRequest,
     MigrateRequest,
     MigrationOperation,
     RenameColumn,
@@ -98,6 +106,8 @@ class PreviewInput:
     existing: Table | None
     # Migrate only: the state of the other tables the operation names (None = missing).
     existing_tables: Mapping[str, Table | None] = field(default_factory=dict)
+    # Deferred write_batch only: the table's intermediate table exists (for its columns).
+    intermediate_table_exists: bool = True
 
 
 def _column(name: str, spec: Any, primary_key: bool) -> Column:
@@ -194,6 +204,8 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
                 files=_batch_files(data, "earliest_start_files"),
                 earliest_start_files=tuple(data.get("earliest_start_files", ())),
             )
+        case "flush":
+            request = FlushRequest(schema=schema, table=table_name)
         case "migrate":
             name = str(data.get("table_name", table.name if table else ""))
             request = MigrateRequest(
@@ -209,9 +221,14 @@ def parse_request(data: Mapping[str, Any]) -> PreviewInput:
         case _:
             raise InvalidRequestError(
                 f"unknown request {kind!r}; expected create_table, alter_table, describe_table, "
-                "truncate, write_batch, write_history_batch or migrate"
+                "truncate, write_batch, write_history_batch, migrate or flush"
             )
-    return PreviewInput(request=request, config=config, existing=existing)
+    return PreviewInput(
+        request=request,
+        config=config,
+        existing=existing,
+        intermediate_table_exists=bool(data.get("intermediate_table_exists", True)),
+    )
 
 
 def parse_migration(data: Any) -> MigrationOperation:

@@ -99,11 +99,12 @@ def start_server(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     prewarm: bool = False,
+    module: str = "spark_destination.cli",
 ) -> ServerProcess:
     """Start ``serve`` on a free loopback port with ``flags``; return once it answers gRPC
-    (with ``prewarm``: once Spark is ready too)."""
+    (with ``prewarm``: once Spark is ready too). ``module`` runs the CLI (tests wrap it)."""
     port = free_port()
-    command = [sys.executable, "-m", "spark_destination.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", module, "serve", "--port", str(port)]
     command += [*flags, *(["--prewarm"] if prewarm else [])]
     with log_file.open("ab") as log:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module

@@ -23,7 +23,15 @@ from spark_destination.dialects.edge import Skeleton
 from spark_destination.dialects.quoting import identifier, literal, utc_timestamp_text
 from spark_destination.dialects.quoting import table as table_name
 from spark_destination.dialects.rendered import CheckOutput, Form, KeyFilter, Statement
-from spark_destination.planner.ir import OP_COLUMN, Op, RowOp, TableLayout, TableRef
+from spark_destination.planner.ir import (
+    OP_COLUMN,
+    SEQ_COLUMN,
+    Op,
+    RowOp,
+    TableLayout,
+    TableRef,
+    unmodified_column,
+)
 
 # Fixed aliases keep rendered SQL (and so previews and snapshots) stable.
 TARGET_ALIAS: Final = "t"
@@ -156,6 +164,23 @@ def keys_equal(names: list[str], left: str, right: str) -> exp.Expr:
 def assign(name: str, value: exp.Expr, table: str | None = TARGET_ALIAS) -> exp.Expr:
     """``table.name = value`` (a MERGE or UPDATE assignment)."""
     return exp.EQ(this=col(name, table), expression=value)
+
+
+def latest(name: str, *conditions: exp.Expr) -> exp.Expr:
+    """``MAX_BY(name, seq)`` over the rows meeting every condition (all rows when none): the
+    value of the last such row in processing order. MAX_BY keeps a NULL value, so a later NULL
+    (the null sentinel) wins over an earlier value."""
+    last = exp.func("MAX_BY", col(name), col(SEQ_COLUMN))
+    if not conditions:
+        return last
+    return exp.Filter(this=last, expression=exp.Where(this=exp.and_(*conditions)))
+
+
+def unless_unmodified(name: str, kept: exp.Expr) -> exp.Expr:
+    """The source's value of ``name``, or ``kept`` where the source's unmodified mask of it is
+    set."""
+    mask = col(unmodified_column(name), SOURCE_ALIAS)
+    return exp.Case(ifs=[exp.If(this=mask, true=kept)], default=col(name, SOURCE_ALIAS))
 
 
 def timestamp(value: datetime) -> exp.Expr:

@@ -31,8 +31,10 @@ from spark_destination.dialects.lowering.common import (
     col,
     keys_equal,
     keys_in_markers,
+    latest,
     markers_for,
     text,
+    unless_unmodified,
 )
 from spark_destination.dialects.quoting import identifier
 from spark_destination.dialects.rendered import Form, KeyFilter, Statement
@@ -111,30 +113,26 @@ def _fold_op() -> exp.Expr:
 def _folded(
     op: MergeBatchOp, key_columns: list[Column], value_columns: list[Column]
 ) -> list[exp.Expr]:
-    """The key, then per column the latest value that is not "unmodified", then the masks
-    (every row unmodified: still unmodified). MAX_BY keeps a NULL value, so a later NULL
-    (the null sentinel) wins over an earlier value."""
-    seq = col(SEQ_COLUMN)
+    """The key, then per column the latest value that is not "unmodified" (``latest``), then
+    the masks (every row unmodified: still unmodified)."""
     masked = set(masked_columns(op.columns, op.key, op.unmodified_string))
     folded: list[exp.Expr] = [col(c.name) for c in key_columns]
     masks: list[exp.Expr] = []
     for column in value_columns:
-        last: exp.Expr = exp.func("MAX_BY", col(column.name), seq.copy())
+        set_here: list[exp.Expr] = []
         if column.name in masked:
             mask = col(unmodified_column(column.name))
-            last = exp.Filter(this=last, expression=exp.Where(this=exp.not_(mask.copy())))
+            set_here.append(exp.not_(mask.copy()))
             masks.append(alias(exp.Min(this=mask), unmodified_column(column.name)))
-        folded.append(alias(last, column.name))
+        folded.append(alias(latest(column.name, *set_here), column.name))
     return folded + masks
 
 
 def _value(op: MergeBatchOp, column: Column, masked: set[str], kept: exp.Expr) -> exp.Expr:
     """The staged (typed) value of ``column`` in the source, or ``kept`` where unmodified."""
-    source = col(column.name, SOURCE_ALIAS)
     if column.name not in masked:
-        return source
-    mask = col(unmodified_column(column.name), SOURCE_ALIAS)
-    return exp.Case(ifs=[exp.If(this=mask, true=kept)], default=source)
+        return col(column.name, SOURCE_ALIAS)
+    return unless_unmodified(column.name, kept)
 
 
 def _context(

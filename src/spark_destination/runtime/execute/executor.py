@@ -26,12 +26,17 @@ from spark_destination.dialects.rendered import (
 )
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
+    BATCH_MARKER,
+    HIGH_MARKER,
+    SEQ_BASE_MARKER,
     AddColumnsOp,
     AlterColumnTypeOp,
+    AppendPendingOp,
     CheckConversionsOp,
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
+    ClearPendingOp,
     CopyRowsOp,
     CopyRowsToHistoryOp,
     CreateNamespaceOp,
@@ -41,12 +46,14 @@ from spark_destination.planner.ir import (
     DropNotNullOp,
     DropTableOp,
     ExpireSnapshotsOp,
+    FlushPendingOp,
     HistoryColumnChangeOp,
     KeepLatestVersionsOp,
     ListNamespacesOp,
     MergeBatchOp,
     MergeHistoryOp,
     OptimizeOp,
+    PendingStatsOp,
     RemoveOrphanFilesOp,
     RenameColumnOp,
     RewriteDataFilesOp,
@@ -85,6 +92,9 @@ class Batch:
     keys: Mapping[str, bytes] = field(default_factory=dict, repr=False)
     params: FileParams = field(default_factory=FileParams)
     file_format: BatchFileFormat = BatchFileFormat.CSV
+    # Values of the plan's parameter markers that are the destination's own bookkeeping
+    # (deferred mode's counters: ``ir.SEQ_BASE_MARKER``, ...), never row values.
+    parameters: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -213,6 +223,13 @@ class Executor:
                         "row; the table was not changed (deduplicate the rows or re-sync the "
                         "table, then retry)"
                     )
+            case AppendPendingOp():
+                self._bound(statement, batch, (SEQ_BASE_MARKER, BATCH_MARKER))
+            case FlushPendingOp() | ClearPendingOp():
+                self._bound(statement, batch, (HIGH_MARKER,))
+            case PendingStatsOp():
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
             case DescribeOp():
                 pass  # read-only: answered by describe()
             case ListNamespacesOp():
@@ -331,6 +348,12 @@ class Executor:
             return sql, None
         log.info("%s: the batch's keys filter the table scan", statement.summary)
         return filtered, args
+
+    def _bound(self, statement: Statement, batch: Batch, markers: tuple[str, ...]) -> None:
+        """Run ``statement`` with its ``markers`` bound to the run's ``parameters``."""
+        assert statement.sql is not None
+        args = {name: batch.parameters[name] for name in markers}
+        self.sql(statement.sql, what=statement.summary, args=args)
 
     def _first(self, text: str, *, what: str) -> Any:
         """The first column of the first row of a one-row query."""

@@ -93,16 +93,23 @@ def spark_table(session: SparkSession, table: TableRef) -> Any:
         raise
 
 
-def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
+def catalog_plugin(session: SparkSession, name: str) -> Any:
+    """The session's Java catalog plugin called ``name``."""
     jvm = session.sparkContext._jvm
-    gateway = session.sparkContext._gateway
-    assert jvm is not None and gateway is not None
+    assert jvm is not None
     jsession = session._jsparkSession
     # Spark's CatalogManager resolves catalog settings through the *thread's* active session
     # (SQLConf.get): from a gRPC worker thread that is not this request's session, and the
     # catalog would be "not defined". PySpark pins each Python thread to one JVM thread.
     jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
-    catalog = jsession.sessionState().catalogManager().catalog(table.catalog)
+    return jsession.sessionState().catalogManager().catalog(name)
+
+
+def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
+    jvm = session.sparkContext._jvm
+    gateway = session.sparkContext._gateway
+    assert jvm is not None and gateway is not None
+    catalog = catalog_plugin(session, table.catalog)
     namespace = gateway.new_array(jvm.java.lang.String, 1)
     namespace[0] = table.schema
     ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table.name)

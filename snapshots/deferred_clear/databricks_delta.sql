@@ -1,0 +1,3 @@
+DELETE FROM `lake`.`sales`.`__sd_pending_orders`
+WHERE
+  `__sd_seq` <= :sd_flush_high

@@ -1,0 +1,242 @@
+"""Deferred mode at run time: what an intermediate table holds, and the merge flush.
+
+A flush (``run_flush``) reads the pending rows' counters, folds every row up to the highest it
+read into the table with one MERGE (one commit), then deletes exactly those rows from the
+intermediate table (one commit). Rows appended later (a higher counter) stay pending. A flush
+that fails on its own (a statement raises) leaves both tables as they were before it
+(``restore``); one killed half-way is finished by the next one:
+
+* killed before its MERGE committed: the rows are still pending and the table has not
+  changed; the next flush folds them (with any appended since);
+* killed after its MERGE committed, before the clean-up: the table has the rows, and they
+  are still pending. Folding them again is harmless for almost every key, but not all
+  (``dialects.lowering.pending``: a key absent before the flush, updated and then upserted
+  while pending), so each flush first records in the intermediate table's properties
+  (``MARKER_PROPERTY``) the highest counter it folds and the table's snapshot before its
+  MERGE. A flush that finds such a record, rows up to that counter still pending and the table
+  at another snapshot knows the MERGE committed: it deletes those rows and goes on with the
+  rest. Nothing else writes a table while it has pending rows: every request, maintenance
+  included, flushes them first, under the table's lock.
+
+Counters only grow (a new batch starts above the highest counter recorded or pending), so a
+record left by a finished flush never matches rows appended later. Runtime layer: runs
+rendered statements, never renders.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from spark_destination.core.errors import ExecutionError
+from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.planner.deferred import LAYOUT_PROPERTY
+from spark_destination.planner.ir import (
+    HIGH_MARKER,
+    ClearPendingOp,
+    FlushPendingOp,
+    PendingStatsOp,
+    TableRef,
+)
+from spark_destination.runtime.execute.executor import Batch, Executor
+from spark_destination.runtime.execute.restore import restored_on_failure
+from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table, spark_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+# The intermediate table's record of the last flush: "<highest counter>:<table snapshot>".
+MARKER_PROPERTY: Final = "spark_destination.flush"
+# A table without a snapshot yet (created, never written).
+NO_SNAPSHOT: Final = "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingCounts:
+    """What ``PendingStatsOp`` reads: the lowest and highest counter (None: no row), the row
+    and batch counts, the highest batch number."""
+
+    low: int | None
+    high: int | None
+    rows: int
+    batches: int
+    last_batch: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Marker:
+    """A flush's record: it folds the rows up to ``high``; the table was at ``snapshot``."""
+
+    high: int
+    snapshot: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.high}:{self.snapshot}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> Marker | None:
+        if not text:
+            return None
+        high, sep, snapshot = text.partition(":")
+        if not sep or not high.lstrip("-").isdigit():
+            log.warning("ignoring an unreadable %s property", MARKER_PROPERTY)
+            return None
+        return cls(high=int(high), snapshot=snapshot)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingTable:
+    """An intermediate table as found: the layout it was made for, its rows, its record."""
+
+    layout: str | None
+    counts: PendingCounts
+    marker: Marker | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlushOutcome:
+    """What a flush did, for logs (never values or keys)."""
+
+    rows: int
+    batches: int
+    # The highest counter folded (None: nothing was pending).
+    high: int | None
+    seconds: float
+    # Rows an earlier, interrupted flush had merged, whose clean-up this one finished.
+    completed_rows: int = 0
+
+
+def read_pending(executor: Executor, stats: Statement, pending: TableRef) -> PendingTable | None:
+    """The intermediate table ``pending``, or None when it does not exist."""
+    loaded = load_table(executor.session, pending)
+    if loaded is None:
+        return None
+    return PendingTable(
+        layout=loaded.properties.get(LAYOUT_PROPERTY),
+        counts=_counts(executor, stats),
+        marker=Marker.parse(loaded.properties.get(MARKER_PROPERTY)),
+    )
+
+
+def run_flush(
+    executor: Executor, statements: RenderedPlan, table: TableRef, pending: TableRef
+) -> FlushOutcome:
+    """Fold what ``pending`` holds into ``table`` (``planner.deferred.plan_flush``'s
+    statements), finishing an interrupted flush first."""
+    started = time.perf_counter()
+    stats = _the(statements, PendingStatsOp)
+    merge, clear = _the(statements, FlushPendingOp), _the(statements, ClearPendingOp)
+    session = executor.session
+    counts = _counts(executor, stats)
+    completed = 0
+    marker = _marker(session, pending)
+    if (
+        marker is not None
+        and counts.low is not None
+        and counts.low <= marker.high
+        and _snapshot(session, table) != marker.snapshot
+    ):
+        # The MERGE of rows up to marker.high committed; its clean-up did not.
+        executor.run((clear,), Batch(parameters={HIGH_MARKER: marker.high}))
+        before = counts.rows
+        counts = _counts(executor, stats)
+        completed = before - counts.rows
+        log.info(
+            "%s.%s: an interrupted flush had merged %d pending row(s); removed them from %s",
+            table.schema,
+            table.name,
+            completed,
+            pending.name,
+        )
+    if counts.high is None:
+        return FlushOutcome(
+            rows=0,
+            batches=0,
+            high=None,
+            seconds=time.perf_counter() - started,
+            completed_rows=completed,
+        )
+    record = Marker(high=counts.high, snapshot=_snapshot(session, table))
+    _set_marker(session, pending, record)
+    with restored_on_failure(session, (table, pending)):
+        executor.run((merge, clear), Batch(parameters={HIGH_MARKER: counts.high}))
+    return FlushOutcome(
+        rows=counts.rows,
+        batches=counts.batches,
+        high=counts.high,
+        seconds=time.perf_counter() - started,
+        completed_rows=completed,
+    )
+
+
+def pending_tables(
+    session: SparkSession, catalog: str, prefix: str, schema: str | None = None
+) -> list[tuple[str, str]]:
+    """``(schema, table)`` of every table with an intermediate table named with ``prefix``,
+    in ``schema`` or in every schema of ``catalog``, sorted."""
+    plugin = catalog_plugin(session, catalog)
+    gateway = session.sparkContext._gateway
+    jvm = session.sparkContext._jvm
+    assert gateway is not None and jvm is not None
+    if schema is None:
+        schemas = [str(ns[0]) for ns in plugin.listNamespaces() if len(ns) == 1]
+    else:
+        schemas = [schema]
+    found: list[tuple[str, str]] = []
+    for name in schemas:
+        namespace = gateway.new_array(jvm.java.lang.String, 1)
+        namespace[0] = name
+        for ident in plugin.listTables(namespace):
+            table = str(ident.name())
+            if table.startswith(prefix) and len(table) > len(prefix):
+                found.append((name, table[len(prefix) :]))
+    return sorted(found)
+
+
+def _the(statements: RenderedPlan, kind: type[Any]) -> Statement:
+    return next(s for s in statements if isinstance(s.op, kind))
+
+
+def _counts(executor: Executor, stats: Statement) -> PendingCounts:
+    assert stats.sql is not None
+    ((low, high, rows, batches, last_batch),) = executor.sql(stats.sql, what=stats.summary)
+    return PendingCounts(
+        low=low, high=high, rows=int(rows), batches=int(batches), last_batch=last_batch
+    )
+
+
+def _iceberg(session: SparkSession, ref: TableRef) -> Any:
+    """The Iceberg table behind ``ref``, refreshed (its latest metadata)."""
+    loaded = spark_table(session, ref)
+    if loaded is None:
+        raise ExecutionError(f"table {ref.schema!r}.{ref.name!r} disappeared during a flush")
+    table = loaded.table()
+    table.refresh()
+    return table
+
+
+def _snapshot(session: SparkSession, ref: TableRef) -> str:
+    current = _iceberg(session, ref).currentSnapshot()
+    return NO_SNAPSHOT if current is None else str(current.snapshotId())
+
+
+def _marker(session: SparkSession, pending: TableRef) -> Marker | None:
+    properties = _iceberg(session, pending).properties()
+    return Marker.parse(properties.get(MARKER_PROPERTY))
+
+
+def _set_marker(session: SparkSession, pending: TableRef, marker: Marker) -> None:
+    from py4j.protocol import Py4JError
+
+    try:
+        _iceberg(session, pending).updateProperties().set(MARKER_PROPERTY, marker.text).commit()
+    except Py4JError as exc:
+        raise ExecutionError(
+            f"recording the flush in {pending.name!r} failed: {describe_spark_error(exc)}"
+        ) from None

@@ -1,0 +1,88 @@
+"""Deferred write mode's statements as golden SQL, parsed back by sqlglot: the intermediate
+table's DDL, the append, the counters query, the merge flush and its clean-up."""
+
+from __future__ import annotations
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from spark_destination.core.model import Column, DataType, Table
+from spark_destination.dialects.registry import DIALECTS
+from spark_destination.planner.deferred import create_pending
+from spark_destination.planner.ir import (
+    AppendPendingOp,
+    ClearPendingOp,
+    FlushPendingOp,
+    Op,
+    PendingStatsOp,
+    TableRef,
+)
+from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
+from tests.sql.test_golden_sql import ALL_TYPES, ORDERS, TABLE
+
+pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
+
+PENDING = TableRef(catalog="lake", schema="sales", name="__sd_pending_orders")
+# Odd column names; a table name every dialect's catalog takes.
+ALL_TYPES_TABLE = TableRef(catalog="lake", schema="sales", name="all_types")
+ALL_TYPES_PENDING = TableRef(catalog="lake", schema="sales", name="__sd_pending_all_types")
+KEY = ("id", "region")
+KEY_ONLY = (
+    Column(name="id", type=DataType.LONG, primary_key=True),
+    Column(name="sku", type=DataType.STRING, primary_key=True),
+)
+
+CASES: dict[str, Op] = {
+    "deferred_intermediate_table": create_pending(Table(name="orders", columns=ORDERS), PENDING),
+    # The request names every column but `note`: NULL there, and unmodified on every row.
+    "deferred_append": AppendPendingOp(
+        table=TABLE,
+        pending=PENDING,
+        view="sd_batch",
+        columns=ORDERS,
+        key=KEY,
+        staged=tuple(c.name for c in ORDERS if c.name != "note"),
+        masked=("amount", "_fivetran_synced", "_fivetran_deleted"),
+    ),
+    # Every type, odd column names, no unmodified sentinel: no staged mask, every mask false.
+    "deferred_append_all_types_no_sentinel": AppendPendingOp(
+        table=ALL_TYPES_TABLE,
+        pending=ALL_TYPES_PENDING,
+        view="sd_batch",
+        columns=ALL_TYPES,
+        key=("id",),
+        staged=tuple(c.name for c in ALL_TYPES),
+        masked=(),
+    ),
+    "deferred_counts": PendingStatsOp(table=TABLE, pending=PENDING),
+    "deferred_flush": FlushPendingOp(table=TABLE, pending=PENDING, columns=ORDERS, key=KEY),
+    "deferred_flush_all_types": FlushPendingOp(
+        table=ALL_TYPES_TABLE, pending=ALL_TYPES_PENDING, columns=ALL_TYPES, key=("id",)
+    ),
+    # A table of key columns only: nothing to update, so no matched-update clause.
+    "deferred_flush_key_only": FlushPendingOp(
+        table=TABLE, pending=PENDING, columns=KEY_ONLY, key=("id", "sku")
+    ),
+    "deferred_clear": ClearPendingOp(table=TABLE, pending=PENDING),
+}
+
+
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
+def test_golden_deferred_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
+    assert golden_text(CASES[case], dialect) == sql_snapshot
+
+
+@pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
+def test_deferred_sql_parses_back_strictly(case: str, dialect: str) -> None:
+    for statement in rendered(CASES[case], dialect):
+        assert_parses_back(statement, DIALECTS[dialect])
+
+
+def test_the_counters_and_no_row_value_are_bound_as_markers() -> None:
+    (append,) = rendered(CASES["deferred_append"], "spark_iceberg")
+    (flush,) = rendered(CASES["deferred_flush"], "spark_iceberg")
+    (clear,) = rendered(CASES["deferred_clear"], "spark_iceberg")
+    assert append.sql is not None and flush.sql is not None and clear.sql is not None
+    assert ":sd_seq_base + `__sd_seq`" in append.sql and ":sd_batch_number" in append.sql
+    assert "`__sd_seq` <= :sd_flush_high" in flush.sql
+    assert "`__sd_seq` <= :sd_flush_high" in clear.sql
