@@ -12,7 +12,7 @@ from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_describe
-from spark_destination.service.planning import plan_change
+from spark_destination.service.planning import changes_table_of, plan_change
 from spark_destination.service.request_json import PreviewInput
 
 
@@ -30,7 +30,13 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
             }
             return plan_migrate(request, tables, catalog=catalog, target=dialect)
         case _:
-            return plan_change(request, preview.existing, catalog=catalog, target=dialect)
+            return plan_change(
+                request,
+                preview.existing,
+                catalog=catalog,
+                target=dialect,
+                changes_table=changes_table_of(preview.config),
+            )
 
 
 def format_statements(statements: tuple[Statement, ...], noop_reason: str | None = None) -> str:

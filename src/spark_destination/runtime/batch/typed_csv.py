@@ -25,12 +25,14 @@ could read a sentinel as a value.
 
 Any problem at all in the fast attempt (a value that does not convert, a CSV or decoding error)
 discards it and runs the precise path, which returns the same table or raises the same error
-(file, data row, column, type; never a value) as before. The fast attempt's own errors are
+(file, data row, column, type; never a value) as before, or, with ``bad_value_policy=null``,
+the table with the values that do not fit changed and reported. The fast attempt's own errors are
 never shown. Runtime layer: no pyspark here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Final
 
@@ -43,6 +45,7 @@ from spark_destination.core.errors import BatchFileError, ValueConversionError
 from spark_destination.core.model import Column, DataType, FileKind, FileParams
 from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, arrow_type, decode_file
+from spark_destination.runtime.batch.value_changes import ColumnChanges
 
 __all__ = ["decode_csv_file", "parse_types"]
 
@@ -130,13 +133,23 @@ def fast_path_applies(spec: DecodeSpec, kind: FileKind) -> bool:
 
 
 def decode_csv_file(
-    path: str, *, key: bytes | None, params: FileParams, spec: DecodeSpec, kind: FileKind
+    path: str,
+    *,
+    key: bytes | None,
+    params: FileParams,
+    spec: DecodeSpec,
+    kind: FileKind,
+    changes: list[ColumnChanges] | None = None,
 ) -> pa.Table:
     """The typed table (``spec.schema()``) of one CSV batch file; same result, or same error,
     as ``decode_file(read_batch_file(...))``, usually without parsing every value as text."""
     names = [c.name for c in spec.columns]
     if fast_path_applies(spec, kind):
         blanks: list[int] = []
+        # The fast attempt takes clean files only: a value that does not fit, even in a
+        # lenient column, sends the file down the precise path, which finds every one of them
+        # in one pass (a typed column's misfits are found one slice at a time).
+        strict = dataclasses.replace(spec, lenient=())
         try:
             raw = read_batch_file(
                 path,
@@ -147,13 +160,13 @@ def decode_csv_file(
                 blanks=blanks,
             )
             if _parsed_exactly(raw, blanks[-1], spec.null_string):
-                return decode_file(raw, spec=spec, kind=kind, path=path)
+                return decode_file(raw, spec=strict, kind=kind, path=path)
         except (BatchFileError, ValueConversionError):
             # The precise path finds and names the problem, or finds none (text the fast
             # converters refuse but the precise path accepts): its table is then the result.
             pass
     raw = read_batch_file(path, key=key, params=params, columns=names)
-    return decode_file(raw, spec=spec, kind=kind, path=path)
+    return decode_file(raw, spec=spec, kind=kind, path=path, changes=changes)
 
 
 def _text_blanks(chunk: pa.StringArray) -> int:
