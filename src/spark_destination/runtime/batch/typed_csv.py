@@ -15,13 +15,15 @@ converter accepts exactly the text the precise path accepts and gives the same v
   file takes the precise path (so does a file with a timestamp written with a space for
   ``T``, which Fivetran does not write). A float that came out infinite does too (the
   precise path tells ``1e400``, refused, from ``Infinity``, accepted);
-* DECIMAL(p, s): parsed as DECIMAL(38, s), so that ``decode_file``'s cast to (p, s) checks the
-  precision (pyarrow's CSV converter checks only the scale);
+* DECIMAL(p, s) stays text: pyarrow's converter (the cast's parser) silently wraps a value whose
+  digits overflow 128 bits once scaled and rounds tiny scientific values to 0, so
+  ``decode_file`` converts and checks it (measured: parse as text, then cast and check, costs
+  about what the typed parse did);
 * text columns: as is; the null sentinel becomes NULL in the parser either way.
 
-BINARY and NAIVE_TIME stay text and are converted by ``decode_file``. A column that may hold the
-unmodified sentinel (non-key columns of update files) stays text, as does any column whose type
-could read a sentinel as a value.
+BINARY, DECIMAL and NAIVE_TIME stay text and are converted by ``decode_file``. A column that may
+hold the unmodified sentinel (non-key columns of update files) stays text, as does any column
+whose type could read a sentinel as a value.
 
 Any problem at all in the fast attempt (a value that does not convert, a CSV or decoding error)
 discards it and runs the precise path, which returns the same table or raises the same error
@@ -56,7 +58,6 @@ _PARSED_TYPED: Final = frozenset(
         DataType.SHORT,
         DataType.INT,
         DataType.LONG,
-        DataType.DECIMAL,
         DataType.FLOAT,
         DataType.DOUBLE,
         DataType.NAIVE_DATE,
@@ -83,15 +84,10 @@ def _reads_as_value(text: str, column: Column) -> bool:
     if column.type is DataType.BOOLEAN:
         return text in TRUE_TEXTS or text in FALSE_TEXTS
     try:
-        pc.cast(pa.array([text.strip(" \t")], pa.string()), _parsed_type(column))
+        pc.cast(pa.array([text.strip(" \t")], pa.string()), arrow_type(column))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return False
     return True
-
-
-def _parsed_type(column: Column) -> pa.DataType:
-    target = arrow_type(column)
-    return pa.decimal128(38, target.scale) if column.type is DataType.DECIMAL else target
 
 
 def parse_types(spec: DecodeSpec, kind: FileKind) -> dict[str, pa.DataType]:
@@ -107,7 +103,7 @@ def parse_types(spec: DecodeSpec, kind: FileKind) -> dict[str, pa.DataType]:
                 and _reads_as_value(spec.unmodified_string, column)
             )
         )
-        types[column.name] = _parsed_type(column) if typed else pa.string()
+        types[column.name] = arrow_type(column) if typed else pa.string()
     return types
 
 

@@ -80,6 +80,8 @@ _NO_ZONE: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+)$"
 _DATE_ONLY: Final = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})$"
 _DECIMAL_TEXT: Final = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _DECIMAL_CONTEXT: Final = decimal.Context(prec=200)
+# The digits of a 128-bit decimal (pyarrow scales a parsed value into it, unchecked).
+_DECIMAL_DIGITS: Final = 38
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -517,15 +519,6 @@ def _checked_cast(
     return convert(_without(values, misfits.rows())), misfits
 
 
-def _casts(text: str, target: pa.DataType) -> bool:
-    """Whether one value converts (the rare values a predicate leaves to the conversion)."""
-    try:
-        pc.cast(pa.array([text], pa.string()), target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return False
-    return True
-
-
 def normalised_instants(values: pa.Array, *, zone: bool) -> pa.Array:
     """Timestamp text as pyarrow's parser takes it: fractional digits past microseconds cut;
     for an instant (``zone``), a date alone is midnight UTC and no zone means UTC."""
@@ -546,15 +539,23 @@ def _timestamp(
     return _checked_cast(
         normalised_instants(values, zone=zone),
         target,
-        lambda text: timestamp_misfits(text, zone=zone, judge=lambda one: _casts(one, target)),
+        lambda text: timestamp_misfits(text, zone=zone),
     )
 
 
 def _decimal(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Array, Misfits | None]:
     """A value is stored exactly or refused: ``1.500`` fits DECIMAL(p, 2), ``1.005`` does not
-    (Spark's CAST rounded it), nor does a value with more than ``p - s`` integer digits."""
+    (Spark's CAST rounded it), nor does a value with more than ``p - s`` integer digits.
+
+    pyarrow's cast is trusted only where it is exact: it silently wraps a value whose digits
+    overflow 128 bits once scaled (``12345678901234567890123`` into DECIMAL(38, 20) comes out
+    as 234629342920435671.77) and rounds scientific notation far below the scale to 0. So a
+    column holding scientific notation, or text longer than 38 - s characters (the fewest
+    that can overflow), is checked value by value even when the cast succeeds."""
     try:
-        return pc.cast(values, target), None
+        typed = pc.cast(values, target)
+        if _cast_exactly(values, target):
+            return typed, None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         # Scientific notation, trailing zeros past the scale, or a value that does not fit.
         pass
@@ -566,6 +567,16 @@ def _decimal(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Array, Mis
         # Every value fits, but some text is beyond pyarrow's parser (e.g. more than 38
         # digits counting zeros that change nothing): Python's decimals, one by one.
         return _exact_decimals(kept, target), misfits
+
+
+def _cast_exactly(values: pa.Array, target: pa.Decimal128Type) -> bool:
+    """No text of the column is one pyarrow's decimal cast may get wrong (``_decimal``)."""
+    if not len(values) or values.null_count == len(values):
+        return True
+    longest = pc.max(pc.utf8_length(values)).as_py()
+    if longest > _DECIMAL_DIGITS - target.scale:
+        return False
+    return not pc.any(pc.match_substring(values, "e", ignore_case=True)).as_py()
 
 
 def decimal_misfit(text: str, target: pa.Decimal128Type) -> Misfit | None:

@@ -18,10 +18,9 @@ Each predicate accepts exactly the text the conversion accepts (the property tes
 * DECIMAL(p, s): plain notation is judged by its digits (more than ``p - s`` significant
   integer digits: overflow; significant fractional digits beyond ``s``: scale); scientific
   notation is judged value by value, as before (rare);
-* NAIVE_DATE: ``YYYY-MM-DD`` of a real day of years 0001-9999;
+* NAIVE_DATE: ``YYYY-MM-DD`` of a real day (proleptic Gregorian, years 0000-9999);
 * NAIVE_DATETIME / UTC_DATETIME (text as normalised by ``typed_decode``): the ISO-8601 forms
-  pyarrow's parser takes, every component in range; an instant whose zone offset moves it out
-  of years 0001-9999 is judged value by value (only possible on the first and last day).
+  pyarrow's parser takes, every component in range (a zone offset up to 23:59).
 
 BOOLEAN and NAIVE_TIME keep their own checks in ``typed_decode``; text, JSON, XML and binary
 take every value. Runtime layer: no pyspark here.
@@ -227,7 +226,8 @@ def _number(parts: pa.Array, name: str) -> pa.Array:
 
 
 def _real_day(parts: pa.Array) -> pa.Array:
-    """Year 0001-9999, month 1-12, a day of that month (leap years: Gregorian)."""
+    """Month 1-12 and a day of that month (proleptic Gregorian, as pyarrow: year 0000 is a
+    leap year; any four-digit year is taken)."""
     year, month, day = (_number(parts, n) for n in ("year", "month", "day"))
     month_ok = pc.and_(pc.greater_equal(month, 1), pc.less_equal(month, 12))
     index = pc.subtract(pc.if_else(month_ok, month, 1), 1)
@@ -241,10 +241,7 @@ def _real_day(parts: pa.Array) -> pa.Array:
     longest = pc.add(
         pc.take(_MONTH_DAYS, index), pc.cast(pc.and_(leap, pc.equal(month, 2)), pa.int32())
     )
-    return pc.and_(
-        pc.and_(pc.greater_equal(year, 1), month_ok),
-        pc.and_(pc.greater_equal(day, 1), pc.less_equal(day, longest)),
-    )
+    return pc.and_(month_ok, pc.and_(pc.greater_equal(day, 1), pc.less_equal(day, longest)))
 
 
 def date_misfits(values: pa.Array) -> Misfits | None:
@@ -254,52 +251,19 @@ def date_misfits(values: pa.Array) -> Misfits | None:
     return Misfits.of((Misfit.INVALID, pc.and_(pc.is_valid(values), pc.invert(valid))))
 
 
-def timestamp_misfits(
-    values: pa.Array, *, zone: bool, judge: Callable[[str], bool]
-) -> Misfits | None:
+def timestamp_misfits(values: pa.Array, *, zone: bool) -> Misfits | None:
     """Rows of a (normalised) text column that pyarrow's ISO-8601 parser refuses for an
-    instant (``zone``: a zone is required) or a naive timestamp (no zone allowed). ``judge``
-    (one value: does it convert?) decides the rare instants a zone may move out of range."""
+    instant (``zone``: a zone is required) or a naive timestamp (no zone allowed)."""
     pattern = f"^{_DATE}{_TIME}{_ZONE}$" if zone else f"^{_DATE}{_TIME}?$"
     parts = pc.extract_regex(values, pattern)
-    in_range = [
-        pc.less_equal(_number(parts, "hour"), 23),
-        pc.less_equal(_number(parts, "minute"), 59),
-        pc.less_equal(_number(parts, "second"), 59),
-    ]
-    if zone:
-        in_range += [
-            pc.less_equal(_number(parts, "zone_hour"), 23),
-            pc.less_equal(_number(parts, "zone_minute"), 59),
-        ]
     valid = pc.and_(pc.is_valid(parts), _real_day(parts))
-    for check in in_range:
-        valid = pc.and_(valid, check)
-    valid = pc.fill_null(valid, False)
-    invalid = pc.and_(pc.is_valid(values), pc.invert(valid))
-    masks = {Misfit.INVALID: invalid}
+    limits = [("hour", 23), ("minute", 59), ("second", 59)]
     if zone:
-        # Only an offset on 0001-01-01 (east of UTC) or 9999-12-31 (west) can leave the range.
-        sign = pc.struct_field(parts, "sign")
-        day = pc.binary_join_element_wise(
-            pc.struct_field(parts, "year"),
-            pc.struct_field(parts, "month"),
-            pc.struct_field(parts, "day"),
-            "-",
-        )
-        edge = pc.or_(
-            pc.and_(pc.equal(day, "0001-01-01"), pc.equal(sign, "+")),
-            pc.and_(pc.equal(day, "9999-12-31"), pc.equal(sign, "-")),
-        )
-        unsure = pc.and_(valid, pc.fill_null(edge, False))
-        if pc.any(unsure).as_py():
-            masks = _judged(
-                values,
-                unsure,
-                lambda text: None if judge(text) else Misfit.INVALID,
-                masks,
-            )
-    return Misfits.of(*masks.items())
+        limits += [("zone_hour", 23), ("zone_minute", 59)]
+    for name, largest in limits:
+        valid = pc.and_(valid, pc.less_equal(_number(parts, name), largest))
+    valid = pc.fill_null(valid, False)
+    return Misfits.of((Misfit.INVALID, pc.and_(pc.is_valid(values), pc.invert(valid))))
 
 
 # --- Any cast, one row at a time ----------------------------------------------------------------
