@@ -11,6 +11,7 @@ import logging
 from datetime import date, datetime
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 from spark_destination.dialects.quoting import qualified
@@ -18,6 +19,7 @@ from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.service import engine as engine_module
+from spark_destination.tester.batch_writer import new_key, write_parquet_table
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
@@ -320,3 +322,40 @@ def test_history_batches_null_and_record_bad_values(dest: Destination, lake: Lak
     assert only["table_name"] == "h" and only["column_name"] == "n"
     assert only["reason"] == "INT overflow" and only["file_row"] == 2
     assert only["primary_key"] == '{"id":2,"_fivetran_start":"2024-03-01T10:00:00.000Z"}'
+
+
+def test_parquet_batch_files_null_and_record_bad_values(dest: Destination, lake: Lake) -> None:
+    """Fivetran's Parquet types most columns (a SHORT as INT32, which may not fit) and writes
+    dates, instants and times as text: both kinds of misfit are NULLed and recorded."""
+    dest.configuration = {**NULLS, "batch_file_format": "parquet"}
+    columns = [
+        column("id", "INT", pk=True),
+        column("sh", "SHORT"),
+        column("nd", "NAIVE_DATE"),
+        column("t", "NAIVE_TIME"),
+        column("_fivetran_synced", "UTC_DATETIME"),
+    ]
+    assert outcome(dest.create("p", columns)) == "success"
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int32()),
+            "sh": pa.array([7, 40000, None], pa.int32()),
+            "nd": pa.array(["2024-01-02", "2024-01-03", "2021-02-30"], pa.string()),
+            "t": pa.array(["25:61:00", "03:04:05", None], pa.string()),
+            "_fivetran_synced": pa.array([SYNC1] * 3, pa.string()),
+        }
+    )
+    path, key = dest.workdir / "batch.parquet.aes", new_key()
+    write_parquet_table(path, table, params=dest.params(), key=key)
+    response = dest.write("p", columns, replace=[(str(path), key)])
+    assert outcome(response) == "warning", response
+    assert [(r["id"], r["sh"], r["nd"], r["t"]) for r in rows(lake, dest, "p")] == [
+        (1, 7, date(2024, 1, 2), None),
+        (2, None, date(2024, 1, 3), "03:04:05"),
+        (3, None, None, None),
+    ]
+    assert [(r["column_name"], r["file_row"], r["reason"]) for r in records(lake, dest)] == [
+        ("t", 1, "not a valid time of day (HH:MM[:SS[.fraction]])"),
+        ("sh", 2, "SMALLINT overflow"),
+        ("nd", 3, "not a valid DATE"),
+    ]
