@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -359,3 +362,49 @@ def test_parquet_batch_files_null_and_record_bad_values(dest: Destination, lake:
         ("sh", 2, "SMALLINT overflow"),
         ("nd", 3, "not a valid DATE"),
     ]
+
+
+def test_tables_of_one_schema_record_their_changes_at_the_same_time(
+    dest: Destination, lake: Lake
+) -> None:
+    """Requests on different tables run in parallel and share the schema's changes table:
+    each holds it from its records to its MERGE, so every record lands once."""
+    lenient(dest)
+    names = ["a", "b", "c"]
+    for name in names:
+        assert outcome(dest.create(name, COLUMNS)) == "success"
+    files = {
+        name: dest.write_file(HEADER, [row(1, i="x"), row(2), row(3, d="y")]) for name in names
+    }
+    inside, most, guard = 0, 0, threading.Lock()
+
+    def hook(point: faults.Boundary) -> None:
+        # Between its records and its MERGE a request holds the changes table: count how
+        # many requests are there at once (a moment's wait widens the window).
+        nonlocal inside, most
+        if point.op == "RecordChangesOp" and point.index == 2:
+            with guard:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.3)
+        elif point.op == "MergeBatchOp":
+            with guard:
+                inside -= 1
+
+    with faults.installed(hook), ThreadPoolExecutor(len(names)) as pool:
+        responses = list(
+            pool.map(lambda name: dest.write(name, COLUMNS, replace=[files[name]]), names)
+        )
+    assert [outcome(r) for r in responses] == ["warning"] * 3, responses
+    assert most == 1
+    assert records(lake, dest) == sorted(
+        [
+            expected for name in names for expected in (
+                record(files[name][0], 1, "i", '{"id":1}', table=name),
+                record(files[name][0], 3, "d", '{"id":3}', table=name),
+            )
+        ],
+        key=_record_order,
+    )  # fmt: skip
+    for name in names:
+        assert rows(lake, dest, name) == [typed(1, i=None), typed(2), typed(3, d=None)]
