@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -408,3 +409,23 @@ def test_tables_of_one_schema_record_their_changes_at_the_same_time(
     )  # fmt: skip
     for name in names:
         assert rows(lake, dest, name) == [typed(1, i=None), typed(2), typed(3, d=None)]
+
+
+def _readme_query() -> str:
+    """The README's example query (the first SQL block of its "Bad values" section)."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Bad values", 1)[1].split("\n## ", 1)[0]
+    return section.split("```sql\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_query_lists_what_the_last_sync_nulled(dest: Destination, lake: Lake) -> None:
+    lenient(dest)
+    assert outcome(dest.create("t", COLUMNS)) == "success"
+    batch = dest.write_file(HEADER, [row(1, i="x"), row(2, i="y", d="z"), row(3)])
+    assert outcome(dest.write("t", COLUMNS, replace=[batch])) == "warning"
+    query = _readme_query().replace("lake.sales.", f"{lake.catalog}.{dest.schema}.")
+    found = [tuple(r) for r in lake.session.newSession().sql(query).collect()]
+    assert found == [
+        ("t", "d", "not a valid DOUBLE", 1, '{"id":2}'),
+        ("t", "i", "not a valid INT", 2, '{"id":1}'),
+    ]

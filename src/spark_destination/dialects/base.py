@@ -193,9 +193,11 @@ class Dialect:
         return self.stored_as.get(column.type, column.type)
 
     def _storage(self, column: Column) -> str:
-        """The stored type as SQL text (DECIMAL with its params, VARCHAR with its length)."""
+        """The stored type as SQL text (DECIMAL with its params). A STRING's declared length
+        is not part of it: a changed ``string_byte_length`` is a metadata change (the column
+        keeps the VARCHAR(n) it was created with, ``docs/dialects.md``)."""
         stored = self.stored_type(column)
-        if stored is DataType.DECIMAL or self.string_length_limit(column) is not None:
+        if stored is DataType.DECIMAL:
             return self.type_text(column)
         return self.type_names[stored]
 
