@@ -193,6 +193,10 @@ def test_every_bad_value_is_nulled_recorded_and_answered_with_a_warning(
     for bad, _ in BAD.values():
         assert bad not in warning and bad not in caplog.text
     assert '"id"' not in warning and '{"id"' not in caplog.text
+    # The changes table is no part of the table, and Fivetran can never name it.
+    assert [c.name for c in dest.describe("t").table.columns] == HEADER
+    refused = dest.describe(CHANGES)
+    assert outcome(refused) == "task" and "reserves" in refused.task.message
 
 
 def test_the_fail_policy_fails_the_same_batch_and_records_nothing(

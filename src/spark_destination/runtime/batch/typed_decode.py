@@ -497,26 +497,31 @@ def _checked_cast(
     values: pa.Array,
     target: pa.DataType,
     misfits_of: Callable[[pa.Array], Misfits | None],
-    cast: Callable[[pa.Array], pa.Array] | None = None,
 ) -> tuple[pa.Array, Misfits | None]:
     """Cast; when the cast fails, ``misfits_of`` names every value it refuses and the rest
-    is cast. Should the predicate have let a refused value through (the property tests say
-    it never does), those are found one slice at a time rather than failing the request."""
-    convert = cast or (lambda part: pc.cast(part, target))
+    is cast."""
     try:
-        return convert(values), None
+        return pc.cast(values, target), None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
-    misfits = misfits_of(values)
+    return _cast_without(values, target, misfits_of(values))
+
+
+def _cast_without(
+    values: pa.Array, target: pa.DataType, misfits: Misfits | None
+) -> tuple[pa.Array, Misfits | None]:
+    """Cast with the ``misfits`` NULL. Should a predicate have let a refused value through
+    (the property tests say none does), those are found one slice at a time rather than
+    failing the request."""
     kept = values if misfits is None else _without(values, misfits.rows())
     try:
-        return convert(kept), misfits
+        return pc.cast(kept, target), misfits
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         log.warning("a %s value check accepted a value its conversion refuses", target)
-    missed = locate_all(kept, convert)
+    missed = locate_all(kept, lambda part: pc.cast(part, target))
     misfits = Misfits.of(*(misfits.masks if misfits else ()), (Misfit.INVALID, missed))
     assert misfits is not None
-    return convert(_without(values, misfits.rows())), misfits
+    return pc.cast(_without(values, misfits.rows()), target), misfits
 
 
 def normalised_instants(values: pa.Array, *, zone: bool) -> pa.Array:
@@ -532,15 +537,24 @@ def normalised_instants(values: pa.Array, *, zone: bool) -> pa.Array:
 def _timestamp(
     values: pa.Array, target: pa.DataType, *, zone: bool
 ) -> tuple[pa.Array, Misfits | None]:
+    """Cast; when that fails, the values pyarrow's parser refuses as they are (usually few)
+    are normalised (``normalised_instants``), and those it still refuses do not fit."""
     try:
         return pc.cast(values, target), None
     except pa.ArrowInvalid:
         pass
-    return _checked_cast(
-        normalised_instants(values, zone=zone),
-        target,
-        lambda text: timestamp_misfits(text, zone=zone),
-    )
+    refused = timestamp_misfits(values, zone=zone)
+    if refused is None:  # cannot be: the cast refused a value; the safety net decides
+        return _cast_without(values, target, None)
+    rows = refused.rows()
+    flat = pa.concat_arrays(values.chunks) if isinstance(values, pa.ChunkedArray) else values
+    normal = normalised_instants(flat.filter(rows), zone=zone)
+    text = pc.replace_with_mask(flat, rows, normal)
+    still = timestamp_misfits(normal, zone=zone)
+    misfits = None
+    if still is not None:
+        misfits = Misfits.of((Misfit.INVALID, pc.replace_with_mask(rows, rows, still.rows())))
+    return _cast_without(text, target, misfits)
 
 
 def _decimal(values: pa.Array, target: pa.Decimal128Type) -> tuple[pa.Array, Misfits | None]:
