@@ -11,7 +11,9 @@ columns, 15 % delete); N-version WriteHistoryBatch over the N-row upsert; small 
 replace, 10 update, 10 delete; sequential and random keys) p50 on a big table over the bare
 small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS (this process
 and the JVM) of the connector over the floor; decrypt + decompress + parse (+ typing)
-throughput; growth of time and memory with N.
+throughput; growth of time and memory with N. Issue 21: the N-row upsert under
+bad_value_policy=null over the same under fail (no bad value), and with 1 % of its rows
+carrying one bad value each over the clean null run.
 
 Deferred write mode (issue 20), both modes in the same run, random-key small batches (100
 replace, 10 update with unmodified values, 10 delete) on tables of 16.5k and 165k rows
@@ -24,6 +26,7 @@ Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
     .venv/bin/python benchmarks/bench.py --scale --plot scale.png    # layouts: 16.5k/165k rows
     .venv/bin/python benchmarks/bench.py --scale --scale-sizes 1650000,16500000 --aging 500
+    .venv/bin/python benchmarks/bench.py --rows 100000 --bad-values-only   # issue 21 only
     .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
     .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
     .venv/bin/python benchmarks/bench.py --deferred      # only the deferred-mode figures
@@ -337,6 +340,112 @@ class Comparison:
     floor_memory: list[float] = field(default_factory=list)
 
 
+# --- bad_value_policy (issue 21) -----------------------------------------------------------
+
+NULLS = {"bad_value_policy": "null"}
+# (column index in ``row``, a text that column cannot hold): an INT, a DECIMAL(18, 4) beyond
+# its precision, a DOUBLE, an impossible DATE, a BOOLEAN, an instant out of range.
+BAD_VALUES = (
+    (1, "x12"),
+    (2, "123456789012345.5"),
+    (3, "not-a-number"),
+    (6, "2024-02-30"),
+    (7, "yes"),
+    (8, "2024-13-01T00:00:00Z"),
+)
+
+
+def with_bad_values(rows: Sequence[Sequence[str]], rng: random.Random) -> list[list[str]]:
+    """``rows`` with one bad value in 1 % of them (random rows, random bad columns)."""
+    dirty = [list(r) for r in rows]
+    for index in rng.sample(range(len(dirty)), len(dirty) // 100):
+        column, text = rng.choice(BAD_VALUES)
+        dirty[index][column] = text
+    return dirty
+
+
+def bad_value_figures(
+    bench: Bench,
+    n: int,
+    upsert_rows: Sequence[Sequence[str]],
+    upsert_csv: str,
+    runs: int,
+    rng: random.Random,
+) -> list[tuple[str, float, float]]:
+    """The N-row upsert (half new keys) under bad_value_policy=fail and =null with the same
+    clean file, and under null with 1 % of its rows carrying one bad value each; run by run
+    alternated, each from the same table state (the changes table dropped after each run,
+    so every dirty run creates it and writes N/100 records). One uncounted round first."""
+    table = bench.table("bad_values")
+    bench.csv.apply(
+        {}, bench.request(table, replace=[bench.files.write([row(i, rng) for i in range(n)])])
+    )
+    base = bench.snapshot(table)
+    dirty_csv = bench.files.write(with_bad_values(upsert_rows, rng))
+    changes = qualified(bench.config.catalog, SCHEMA, "__sd_changes")
+    sides = {
+        "fail": ({}, bench.request(table, replace=[upsert_csv])),
+        "null": (NULLS, bench.request(table, replace=[upsert_csv])),
+        "null, 1 % bad": (NULLS, bench.request(table, replace=[dirty_csv])),
+    }
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    records = 0
+    for round_ in range(runs + 1):
+        for name, (configuration, request) in sides.items():
+            started = time.perf_counter()
+            bench.csv.apply(configuration, request)
+            seconds = time.perf_counter() - started
+            if name == "null, 1 % bad" and not records:
+                records = bench.session.table(changes).count()
+            bench.rollback(table, base)
+            bench.session.sql("DROP TABLE IF EXISTS " + changes).collect()
+            if round_:
+                times[name].append(seconds)
+    print(f"bad values: {records:,} records written by the 1 % run (expected {n // 100:,})")
+    # Where the difference comes from: decoding alone (no Spark), as staging runs it under null.
+    plan = plan_write_batch(
+        sides["null"][1],
+        table,
+        catalog=bench.config.catalog,
+        target=SPARK_ICEBERG,
+        changes_table="__sd_changes",
+    )
+    spec = decode_spec(next(op for op in plan.ops if isinstance(op, StageBatchOp)))
+    for label, path in (("clean", upsert_csv), ("1 % bad", dirty_csv)):
+        seconds = median_seconds(
+            3,
+            lambda path=path: decode_csv_file(
+                path,
+                key=bench.files.keys[path],
+                params=PARAMS,
+                spec=spec,
+                kind=FileKind.REPLACE,
+                changes=[],
+            ),
+        )
+        print(f"bad values: decoding the {label} file under null takes {seconds:.2f} s")
+    return [
+        (
+            f"{n:,} upsert, bad_value_policy=null, no bad value ÷ fail (target ≤ 1.05)",
+            median(times["null"]),
+            median(times["fail"]),
+        ),
+        (
+            f"{n:,} upsert, null, 1 % of rows with a bad value ÷ clean null (target ≤ 1.2)",
+            median(times["null, 1 % bad"]),
+            median(times["null"]),
+        ),
+    ]
+
+
+def print_figures(figures: Sequence[tuple[str, float, float]]) -> None:
+    print()
+    print("figure | connector | floor/other | ratio")
+    print("---|---|---|---")
+    for name, left, right in figures:
+        print(f"{name} | {left:.2f} | {right:.2f} | {left / right:.2f}")
+
+
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
@@ -468,14 +577,6 @@ def deferred_figures(
     return figures
 
 
-def print_figures(figures: Sequence[tuple[str, float, float]]) -> None:
-    print()
-    print("figure | connector | floor/other | ratio")
-    print("---|---|---|---")
-    for name, left, right in figures:
-        print(f"{name} | {left:.2f} | {right:.2f} | {left / right:.2f}")
-
-
 def median_seconds(runs: int, work: Callable[[], object]) -> float:
     seconds = []
     for _ in range(runs):
@@ -518,6 +619,11 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     )
     parser.add_argument(
         "--deferred-batches", type=int, help="batches before one flush (default 20, --full 50)"
+    )
+    parser.add_argument(
+        "--bad-values-only",
+        action="store_true",
+        help="only the bad_value_policy figures (issue 21): fail vs null, clean vs 1 %% bad",
     )
     args = parser.parse_args()
     deferred_sizes = (
@@ -602,6 +708,13 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             ),
         )
         print(f"batch file: {n:,} rows, {plain:.0f} MB of CSV ({plain * 1e6 / n:.0f} B/row)")
+
+        # 0. bad_value_policy: null against fail on a clean batch, then 1 % bad rows.
+        figures += bad_value_figures(bench, n, upsert_rows, upsert_csv, args.runs, rng)
+        if args.bad_values_only:
+            print_figures(figures)
+            print(f"(medians of {args.runs} warm runs, alternated; one run: compare ratios)")
+            return
 
         # 1. Upsert N rows (half new) into an N-row table; connector vs floor.
         target = bench.table("upsert")

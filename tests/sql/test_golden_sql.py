@@ -24,6 +24,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     Op,
+    RecordChangesOp,
     SetLayoutOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
@@ -181,6 +182,35 @@ CASES: dict[str, Op] = {
         before=BEFORE,
         soft_deleted_column="_fivetran_deleted",
     ),
+    # bad_value_policy=null: the schema's changes table, and the records of one batch.
+    "record_changes": RecordChangesOp(
+        table=TABLE,
+        changes=TableRef(catalog="lake", schema="sales", name="__sd_changes"),
+        view="sd_batch",
+        records="sd_changes",
+        key=("id", "region"),
+        synced=True,
+    ),
+    "record_changes_odd_names_no_synced": RecordChangesOp(
+        table=ODD_TABLE,
+        changes=TableRef(catalog="lake", schema="my-schema.v2", name="__sd_changes"),
+        view="sd_batch",
+        records="sd_changes",
+        key=("id", "at`time"),
+        synced=False,
+    ),
+    # A STRING column with a byte length: Databricks declares VARCHAR(n), Iceberg has no
+    # length-limited type (its strings are unbounded).
+    "create_table_string_lengths": CreateTableOp(
+        table=TABLE,
+        columns=(
+            Column(name="id", type=DataType.INT, primary_key=True),
+            Column(name="code", type=DataType.STRING, string_byte_length=12),
+            Column(name="note", type=DataType.STRING),
+            Column(name="doc", type=DataType.JSON, string_byte_length=300),
+        ),
+        properties=(),
+    ),
 }
 
 
@@ -208,3 +238,20 @@ def test_staging_is_a_runtime_directive_without_sql() -> None:
     (statement,) = rendered(op, "spark_iceberg")
     assert statement.sql is None
     assert "/in/a.csv" in statement.summary
+
+
+def test_staging_says_what_bad_value_policy_null_changes() -> None:
+    op = StageBatchOp(
+        view="sd_batch",
+        files=(StagedFile(kind=FileKind.REPLACE, path="/in/a.csv"),),
+        columns=ORDERS,
+        key=("id", "region"),
+        lenient=("amount", "note"),
+        max_lengths=(("note", 40),),
+        changes_view="sd_changes",
+        changes_key=("id", "region"),
+    )
+    (iceberg,) = rendered(op, "spark_iceberg")
+    assert "a value of a non-key column that does not fit is NULL" in iceberg.summary
+    assert "'sd_changes'" in iceberg.summary
+    assert "a value of 'note' longer than 40 characters is cut to it" in iceberg.summary

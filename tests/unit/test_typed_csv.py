@@ -31,6 +31,7 @@ from spark_destination.runtime.batch import typed_csv
 from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.typed_csv import decode_csv_file, parse_types
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
+from spark_destination.runtime.batch.value_changes import ColumnChanges
 from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.unit.test_typed_decode import ACCEPTED, NULL, REFUSED, UNMOD
 
@@ -179,7 +180,8 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Parses:
 
 
 def test_the_fast_path_types_columns_while_parsing(tmp_path: Path, parses: Parses) -> None:
-    """One parse, with pyarrow converting every column but text, for a clean replace file."""
+    """One parse, with pyarrow converting every column but text and decimals, for a clean
+    replace file."""
     # A space for T in a timestamp would take the precise path (its blank is not accounted for).
     rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
     path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
@@ -190,7 +192,8 @@ def test_the_fast_path_types_columns_while_parsing(tmp_path: Path, parses: Parse
     assert parsed.field("at").type == pa.timestamp("us", tz="UTC")
     assert parsed.field("local").type == pa.timestamp("us")
     assert parsed.field("n").type == pa.int64() and parsed.field("id").type == pa.int32()
-    assert parsed.field("d").type == pa.decimal128(38, 2)  # decode_file checks the precision
+    # Text: pyarrow's decimal parser can wrap a too large value (decode_file checks it).
+    assert parsed.field("d").type == pa.string()
     assert parsed.field("f").type == pa.float64()
     assert parsed.field("day").type == pa.date32()
     # The null sentinel became NULL while parsing.
@@ -218,16 +221,12 @@ def test_a_value_the_fast_converter_refuses_falls_back_with_the_precise_message(
         (Column(name="n", type=DataType.LONG), " 7"),
         (Column(name="n", type=DataType.LONG), "7\t"),
         (Column(name="f", type=DataType.DOUBLE), "1e400"),
-        (
-            Column(name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=4, scale=2)),
-            "100",
-        ),
     ],
 )
 def test_what_pyarrow_accepts_but_the_precise_path_refuses_takes_the_precise_path(
     tmp_path: Path, parses: Parses, column: Column, bad: str
 ) -> None:
-    """Blanks around a number, an infinite float, a decimal over its precision: refused."""
+    """Blanks around a number, an infinite float: refused."""
     null = "nu ll\t"
     rows = [["1", "1"], ["2", bad], ["3", null]]
     path, key = write(tmp_path, ["id", column.name, "s"], [[*r, "a b\tc"] for r in rows])
@@ -313,3 +312,111 @@ def test_plain_files_and_structural_errors_match(tmp_path: Path) -> None:
             path=str(path),
         )
     assert str(fast.value) == str(precise.value) and "SECRET" not in str(fast.value)
+
+
+@pytest.mark.parametrize(
+    ("precision", "scale", "bad"),
+    [
+        # Scaled, the digits overflow 128 bits: pyarrow's parser wraps them into range.
+        (38, 20, "12345678901234567890123"),
+        (36, 36, "477329463985853"),
+        # Far below the scale: pyarrow's parser rounds it to 0.
+        (33, 11, "-5.21000E-89"),
+        # Not a number at all, which pyarrow's parser reads as 0.02.
+        (6, 4, "2e+-02"),
+    ],
+)
+def test_a_decimal_pyarrow_would_get_wrong_is_refused_on_both_paths(
+    tmp_path: Path, precision: int, scale: int, bad: str
+) -> None:
+    column = Column(
+        name="d", type=DataType.DECIMAL, decimal=DecimalParams(precision=precision, scale=scale)
+    )
+    columns = [column, Column(name="n", type=DataType.LONG)]  # a typed column: the fast path
+    path, key = write(tmp_path, ["id", "d", "n"], [["1", "0", "1"], ["2", bad, "2"]])
+    with pytest.raises(DestinationError, match="'d' .*data row 2: expected a value of type DEC"):
+        decode_csv_file(path, key=key, params=PROD, spec=spec_of(columns), kind=FileKind.REPLACE)
+
+
+def _lenient(spec: DecodeSpec) -> DecodeSpec:
+    names = tuple(c.name for c in spec.columns if c.name not in spec.key)
+    return DecodeSpec(
+        **{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "lenient": names}
+    )
+
+
+def _decoded(decode: object) -> tuple[pa.Table, list[tuple[str, str, str, list[int]]]]:
+    changes: list[ColumnChanges] = []
+    table = decode(changes)  # type: ignore[operator]
+    listed = [(c.column, c.change.value, c.reason, c.rows.to_pylist()) for c in changes]
+    return table, sorted(listed)
+
+
+def test_under_null_a_column_with_bad_values_is_parsed_as_text_and_the_rest_stays_typed(
+    tmp_path: Path, parses: Parses
+) -> None:
+    """Bad values in two typed columns (both in the first block): one short fast attempt,
+    then one with those two as text; never the all-text parse. Same table and changes as the
+    precise path."""
+    rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
+    rows[5][4] = "x7"  # n: LONG
+    rows[2900][8] = "2024-02-30"  # day: NAIVE_DATE
+    rows[7][8] = "2023-02-29"
+    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
+    spec = _lenient(spec_of(WIDE))
+    fast, fast_changes = _decoded(
+        lambda changes: decode_csv_file(
+            path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE, changes=changes
+        )
+    )
+    assert all(convert is not None for convert in parses.converts)
+    assert len(parses.converts) == 2
+    final = parses.tables[-1].schema
+    assert final.field("n").type == pa.string() and final.field("day").type == pa.string()
+    assert final.field("at").type == pa.timestamp("us", tz="UTC")
+    names = [c.name for c in spec.columns]
+    precise, precise_changes = _decoded(
+        lambda changes: decode_file(
+            read_batch_file(path, key=key, params=PROD, columns=names),
+            spec=spec,
+            kind=FileKind.REPLACE,
+            path=path,
+            changes=changes,
+        )
+    )
+    assert_same(fast, precise)
+    assert (
+        fast_changes
+        == precise_changes
+        == [
+            ("day", "NULLED", "not a valid NAIVE_DATE", [7, 2900]),
+            ("n", "NULLED", "not a valid LONG", [5]),
+        ]
+    )
+
+
+def test_under_null_a_bad_key_still_takes_the_precise_path_and_fails(
+    tmp_path: Path, parses: Parses
+) -> None:
+    path, key = write(tmp_path, ["id", "n"], [["1", "7"], ["x", "8"]])
+    spec = _lenient(spec_of([Column(name="n", type=DataType.LONG)]))
+    with pytest.raises(DestinationError, match="'id' .*data row 2"):
+        decode_csv_file(path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE, changes=[])
+    assert parses.converts[-1] is None
+
+
+def test_under_null_bad_values_beyond_the_first_block_cost_one_more_attempt_each(
+    tmp_path: Path, parses: Parses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first block (here: none: the sample is refused) cannot tell every bad column: each
+    one found later is parsed as text from the next attempt on."""
+    monkeypatch.setattr(typed_csv, "first_block", lambda *args: None)
+    rows = [[v.replace(" 10:", "T10:") for v in row] for row in wide_rows(unmodified=False)]
+    rows[5][4] = "x7"  # n: LONG
+    rows[2900][8] = "2024-02-30"  # day: NAIVE_DATE
+    path, key = write(tmp_path, ["id", *(c.name for c in WIDE)], rows)
+    spec = _lenient(spec_of(WIDE))
+    changes: list[ColumnChanges] = []
+    decode_csv_file(path, key=key, params=PROD, spec=spec, kind=FileKind.REPLACE, changes=changes)
+    assert len(parses.converts) == 3 and all(c is not None for c in parses.converts)
+    assert sorted(c.column for c in changes) == ["day", "n"]

@@ -392,6 +392,27 @@ class BatchFileFormat(enum.StrEnum):
     PARQUET = "parquet"
 
 
+class BadValuePolicy(enum.StrEnum):
+    """What a batch write does with a non-key value its column cannot hold."""
+
+    # The request fails, naming file, row, column and type; the table stays as it was.
+    FAIL = "fail"
+    # The value is written as NULL, the row kept, the change recorded in the changes table
+    # and the request answers a Warning (``planner.bad_values``).
+    NULL = "null"
+
+
+def _reserved_table_name(text: str) -> str:
+    """A name for one of the destination's own tables: in the reserved space (so it never
+    collides with a Fivetran table) and one plain path component."""
+    if not text.startswith(RESERVED_PREFIX):
+        raise InvalidValue(f"{text!r} must start with {RESERVED_PREFIX!r}")
+    problem = path_problem(text)
+    if problem is not None:
+        raise InvalidValue(f"{text!r} {problem}")
+    return text
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DestinationConfig:
     """One request's configuration: the declaration of every key (see the module docstring)."""
@@ -598,6 +619,25 @@ class DestinationConfig:
         parse=_count(0),
         label="Snapshot retention (hours)",
         description="Maintenance expires snapshots older than this.",
+    )
+    bad_value_policy: BadValuePolicy = setting(
+        BadValuePolicy.FAIL,
+        parse=_choice(BadValuePolicy),
+        label="Bad values",
+        description="fail: a non-key value its column cannot hold fails the sync and the "
+        "table stays as it was. null: the value is written as NULL, the row is kept, the "
+        "change is recorded in the changes table and the sync continues with a warning. Keys "
+        "and unreadable files fail either way.",
+        kind=FormKind.DROPDOWN,
+    )
+    changes_table: str = setting(
+        "__sd_changes",
+        parse=_reserved_table_name,
+        label="Changes table",
+        description="Table of each schema that records the values bad_value_policy null "
+        "changed (table, column, NULLED or TRUNCATED, reason, batch file, row, primary key); "
+        "its name starts with __sd_, which no Fivetran table can.",
+        placeholder="__sd_changes",
     )
 
     def layout_of(self, schema: str, table: str) -> LayoutSettings:

@@ -147,6 +147,9 @@ class Dialect:
     # Whether the runtime can execute this dialect here, and if not what is missing.
     executable: bool
     missing: str = ""
+    # STRING columns with Fivetran's ``string_byte_length`` n are declared ``VARCHAR(n)``,
+    # a length the table format enforces on every write (``Target.string_length_limit``).
+    string_lengths: bool = False
 
     def __post_init__(self) -> None:
         if set(self.type_names) != DECLARED_TYPES:
@@ -173,6 +176,13 @@ class Dialect:
                     expressions=[
                         exp.DataTypeParam(this=exp.Literal.number(params.precision)),
                         exp.DataTypeParam(this=exp.Literal.number(params.scale)),
+                    ],
+                )
+            case DataType.STRING if self.string_length_limit(column) is not None:
+                return exp.DataType.build(
+                    exp.DataType.Type.VARCHAR,
+                    expressions=[
+                        exp.DataTypeParam(this=exp.Literal.number(column.string_byte_length))
                     ],
                 )
             case (
@@ -211,7 +221,9 @@ class Dialect:
         return self.stored_as.get(column.type, column.type)
 
     def _storage(self, column: Column) -> str:
-        """The stored type as SQL text (DECIMAL with its params)."""
+        """The stored type as SQL text (DECIMAL with its params). A STRING's declared length
+        is not part of it: a changed ``string_byte_length`` is a metadata change (the column
+        keeps the VARCHAR(n) it was created with, ``docs/dialects.md``)."""
         stored = self.stored_type(column)
         if stored is DataType.DECIMAL:
             return self.type_text(column)
@@ -257,3 +269,9 @@ class Dialect:
 
     def name_problem(self, kind: NameKind, name: str) -> str | None:
         return self.names.problem(name)
+
+    def string_length_limit(self, column: Column) -> int | None:
+        # Spark's VARCHAR(n) counts characters; a value of at most n bytes has at most n.
+        if self.string_lengths and column.type is DataType.STRING:
+            return column.string_byte_length
+        return None

@@ -12,6 +12,8 @@ and Delta Lake documentation (``docs/dialects.md`` lists the pages):
   widening"); everything else rewrites the table;
 - the key: an informational PRIMARY KEY constraint (Unity Catalog, Runtime 11.3 LTS+), whose
   columns must be NOT NULL ("CONSTRAINT clause"); ``DROP PRIMARY KEY IF EXISTS``;
+- string lengths: a STRING column with Fivetran's ``string_byte_length`` n is ``VARCHAR(n)``,
+  whose length Delta enforces on every write ("VARCHAR type"; n characters hold any n bytes);
 - maintenance: ``OPTIMIZE … ZORDER BY`` ("OPTIMIZE"), ``VACUUM … RETAIN n HOURS``, which
   refuses less than 168 hours while Delta's retention check is on ("VACUUM"), and ``DESCRIBE
   DETAIL`` for the table's file count and size ("DESCRIBE DETAIL").
@@ -90,6 +92,11 @@ DATABRICKS_DELTA: Final = Dialect(
     maintenance=Maintenance.OPTIMIZE_AND_VACUUM,
     # VACUUM's safety check (spark.databricks.delta.retentionDurationCheck.enabled).
     minimum_retention=timedelta(hours=168),
+    # VARCHAR(n) for STRING columns with a byte length: Delta checks the length on every
+    # write (its reserved CHECK constraint ``__CHAR_VARCHAR_STRING_LENGTH_CHECK__``), so a
+    # longer value fails the MERGE, or, under bad_value_policy=null, is cut to it in staging
+    # and recorded TRUNCATED.
+    string_lengths=True,
     executable=False,
     missing=(
         "this server runs Spark with the Iceberg runtime only; executing Databricks SQL on "

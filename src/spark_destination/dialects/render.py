@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from spark_destination.dialects.base import Dialect
+from spark_destination.dialects.lowering.changes import lower_record_changes
 from spark_destination.dialects.lowering.checks import lower_check
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.lowering.ddl import lower_ddl
@@ -48,6 +49,7 @@ from spark_destination.planner.ir import (
     OptimizeOp,
     PendingStatsOp,
     Plan,
+    RecordChangesOp,
     RemoveOrphanFilesOp,
     RenameColumnOp,
     RewriteDataFilesOp,
@@ -78,6 +80,14 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
         case StageBatchOp():
             files = ", ".join(f"{f.kind.value}:{f.path}" for f in op.files)
             summary = f"stage view {op.view!r} from [{files}] (typed: decoding checks every value)"
+            if op.lenient:
+                summary += (
+                    "; bad_value_policy=null: a value of a non-key column that does not fit is "
+                    f"NULL, recorded in view {op.changes_view!r}"
+                )
+            for name, limit in op.max_lengths:
+                what = "is cut to it" if name in op.lenient else "fails"
+                summary += f"; a value of {name!r} longer than {limit} characters {what}"
             # The declared types travel with the directive: the decoder names them in messages.
             layout = tuple(
                 CheckOutput(kind=OutputKind.STAGED_COLUMN, column=c, sql_type=dialect.type_text(c))
@@ -105,6 +115,8 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             return (lower_merge_batch(r, op),)
         case MergeHistoryOp():
             return (lower_merge_history(r, op),)
+        case RecordChangesOp():
+            return lower_record_changes(r, op)
         case (
             TruncateOp()
             | SetColumnValueOp()

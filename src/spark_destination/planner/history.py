@@ -42,6 +42,7 @@ from spark_destination.core.model import (
     Table,
 )
 from spark_destination.core.requests import WriteHistoryBatchRequest
+from spark_destination.planner.bad_values import recording, staging_policy
 from spark_destination.planner.ir import (
     MergeHistoryOp,
     Plan,
@@ -69,8 +70,14 @@ def history_key(table: Table) -> tuple[str, ...]:
 
 
 def plan_write_history_batch(
-    request: WriteHistoryBatchRequest, current: Table | None, *, catalog: str, target: Target
+    request: WriteHistoryBatchRequest,
+    current: Table | None,
+    *,
+    catalog: str,
+    target: Target,
+    changes_table: str | None = None,
 ) -> Plan:
+    """``changes_table``: as for ``plan_write_batch``."""
     ref = table_ref(catalog, request.schema, request.table.name, target=target)
     batch = request.files
     current, files = staged_files(
@@ -121,6 +128,15 @@ def plan_write_history_batch(
                 # Versions of one key are the point of history mode (nothing is folded); a key
                 # with one new version at most allows the MERGE's full-versions form.
                 repeats_among=(RowOp.UPDATE, RowOp.UPSERT),
+                **staging_policy(columns, (*key, HISTORY_START), target, changes_table),
+            ),
+            *recording(
+                ref,
+                changes_table,
+                view=BATCH_VIEW,
+                primary_key=(*key, HISTORY_START),
+                columns=columns,
+                target=target,
             ),
             MergeHistoryOp(
                 table=ref,

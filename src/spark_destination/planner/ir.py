@@ -159,6 +159,16 @@ class StageBatchOp:
     # e.g. ``_fivetran_start`` on history upsert/update/earliest rows (delete rows carry NULL).
     required: tuple[tuple[str, tuple[RowOp, ...]], ...] = ()
     repeats_among: tuple[RowOp, ...] = tuple(RowOp)
+    # bad_value_policy=null (``planner.bad_values``): a value of these columns that does not
+    # fit becomes NULL (a too long one is cut to ``max_lengths``) instead of failing, and each
+    # change is staged as a row of the view ``changes_view`` (registered only when there is
+    # one). Empty: every value that does not fit fails, as does one longer than its length.
+    lenient: tuple[str, ...] = ()
+    max_lengths: tuple[tuple[str, int], ...] = ()
+    changes_view: str | None = None
+    # The columns that identify a row in its records: the table's primary key (a history
+    # table's includes ``_fivetran_start``).
+    changes_key: tuple[str, ...] = ()
 
 
 def masked_columns(
@@ -274,6 +284,22 @@ class MergeHistoryOp:
     null_string: str | None
     unmodified_string: str | None
     filter_key: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordChangesOp:
+    """bad_value_policy=null: create the schema's changes table ``changes`` if missing and
+    add the values staging of ``view`` changed (the staged view ``records``) with the row's
+    ``key`` columns as a JSON object and its ``_fivetran_synced`` (when ``synced``), keyed by
+    table, file, data row, column and ``_fivetran_synced`` (a retried request adds nothing
+    twice). Runs before the MERGE into ``table``, and only when staging changed a value."""
+
+    table: TableRef
+    changes: TableRef
+    view: str
+    records: str
+    key: tuple[str, ...]
+    synced: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -602,6 +628,7 @@ Op = (
     | StageBatchOp
     | MergeBatchOp
     | MergeHistoryOp
+    | RecordChangesOp
     | TruncateOp
     | DescribeOp
     | ListNamespacesOp

@@ -76,6 +76,13 @@ class Target(Protocol):
         may refuse more (Unity Catalog: periods, spaces, upper case)."""
         ...
 
+    def string_length_limit(self, column: Column) -> int | None:
+        """The most characters a value of ``column`` may hold, where the target declares the
+        column with a length that every write enforces (Databricks: ``VARCHAR(n)`` from
+        Fivetran's ``string_byte_length``); None without a limit (Iceberg has no length-limited
+        string type: its strings are unbounded)."""
+        ...
+
     @property
     def maintenance(self) -> Maintenance:
         """How the table format's tables are maintained."""

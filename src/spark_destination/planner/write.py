@@ -8,6 +8,7 @@ from typing import Final
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import FileKind, Table
 from spark_destination.core.requests import WriteBatchRequest
+from spark_destination.planner.bad_values import recording, staging_policy
 from spark_destination.planner.ir import (
     MergeBatchOp,
     Plan,
@@ -32,8 +33,15 @@ def sentinel(value: str) -> str | None:
 
 
 def plan_write_batch(
-    request: WriteBatchRequest, current: Table | None, *, catalog: str, target: Target
+    request: WriteBatchRequest,
+    current: Table | None,
+    *,
+    catalog: str,
+    target: Target,
+    changes_table: str | None = None,
 ) -> Plan:
+    """``changes_table`` set: bad_value_policy=null, recording in that table of the schema
+    (``planner.bad_values``); None: a value that does not fit fails the request."""
     ref = table_ref(catalog, request.schema, request.table.name, target=target)
     batch = request.files
     current, files = staged_files(
@@ -66,6 +74,15 @@ def plan_write_batch(
                 key=key,
                 null_string=sentinel(params.null_string),
                 unmodified_string=sentinel(params.unmodified_string),
+                **staging_policy(columns, key, target, changes_table),
+            ),
+            *recording(
+                ref,
+                changes_table,
+                view=BATCH_VIEW,
+                primary_key=key,
+                columns=columns,
+                target=target,
             ),
             MergeBatchOp(
                 table=ref,

@@ -116,10 +116,14 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
         )
 
     def _change(self, rpc: str, request: mapping.ChangeMessage, answer: type[Done]) -> Done:
-        """An RPC that changes one table: success, or a task saying why not."""
+        """An RPC that changes one table: success, a warning (it succeeded, changing values
+        bad_value_policy=null allows it to), or a task saying why not."""
 
         def run() -> Done:
-            self._engine.apply(request.configuration, mapping.change_from_proto(request))
+            result = self._engine.apply(request.configuration, mapping.change_from_proto(request))
+            if result.warning is not None:
+                # The sync continues; the values changed are in the changes table.
+                return answer(warning=common.Warning(message=result.warning))
             return answer(success=True)
 
         return self._call(

@@ -9,12 +9,15 @@ are serialised; different tables proceed in parallel.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from spark_destination.core.config import (
     CatalogType,
@@ -52,6 +55,7 @@ from spark_destination.planner.maintenance import MaintenancePolicy, plan_mainte
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.tables import table_ref
 from spark_destination.runtime.batch.staging import Transport
+from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import warehouse_lock
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.maintenance import (
@@ -66,7 +70,10 @@ from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 from spark_destination.service.auto_maintenance import MaintenanceScheduler
 from spark_destination.service.deferred import DeferredWrites, PendingRows
-from spark_destination.service.planning import plan_change
+from spark_destination.service.planning import changes_table_of, plan_change
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
 
@@ -81,6 +88,8 @@ class Result:
 
     summary: str
     outcome: Outcome | None = None
+    # bad_value_policy=null changed values: what the response's Warning says (no value, no key).
+    warning: str | None = None
 
 
 class Engine:
@@ -154,7 +163,18 @@ class Engine:
         # its own FAIR scheduler pool (pools are created on first use; the thread names of
         # the server's bounded worker pool keep their number bounded).
         session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
-        return Executor(session, transport=self._transport)
+        hold = functools.partial(self._hold, config, session)
+        return Executor(session, transport=self._transport, hold=hold)
+
+    @contextlib.contextmanager
+    def _hold(
+        self, config: DestinationConfig, session: SparkSession, table: TableRef
+    ) -> Iterator[None]:
+        """A table requests of other tables also write (the schema's changes table): locked
+        for the rest of the request, and restored with the request's own table if it fails
+        (a restore must not undo another request's commit, hence the lock)."""
+        with self._lock(config, table), restored_on_failure(session, (table,)):
+            yield
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
         """Start Spark with the configuration and check the warehouse can be used."""
@@ -217,6 +237,7 @@ class Engine:
                 catalog=config.catalog,
                 target=self._dialect,
                 layout_of=config.layout_of,
+                changes_table=changes_table_of(config),
             ),
             batch,
         )
@@ -265,6 +286,10 @@ class Engine:
             with restored_on_failure(executor.session, (ref,)):
                 outcome = executor.run(self._render(plan), batch)
             result = _report(f"{ref.schema}.{ref.name}", outcome)
+            if outcome.changes:
+                warning = changes_warning(ref, config.changes_table, outcome.changes)
+                log.warning("%s", warning)
+                result = dataclasses.replace(result, warning=warning)
         self._committed(config, ref)
         return result
 
@@ -408,6 +433,26 @@ def _report(what: str, outcome: Outcome) -> Result:
     steps = "; ".join(f"{step}: {seconds:.2f} s" for step, seconds in outcome.statements)
     log.info("%s: %d row(s) staged; %s", what, outcome.staged_rows, steps)
     return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+
+
+def changes_warning(ref: TableRef, changes_table: str, changes: Sequence[ChangeCount]) -> str:
+    """The Warning (and the one WARNING log line) of a write whose values bad_value_policy=null
+    changed: the table, then per column the counts per change and reason. Names and counts
+    only: no value, no key."""
+    total = sum(c.count for c in changes)
+    columns: dict[str, list[str]] = {}
+    for change in changes:
+        columns.setdefault(change.column, []).append(
+            f"{change.count} {change.change.value} ({change.reason})"
+        )
+    per_column = "; ".join(
+        f"column {name!r}: {', '.join(parts)}" for name, parts in columns.items()
+    )
+    return (
+        f"bad_value_policy=null: {total} value(s) of table {ref.schema!r}.{ref.name!r} did not "
+        f"fit their columns and were changed, each recorded in {ref.schema!r}.{changes_table!r}: "
+        f"{per_column}"
+    )
 
 
 def _claim_warehouse(config: DestinationConfig) -> None:

@@ -25,7 +25,7 @@ from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_describe
 from spark_destination.planner.tables import table_ref
-from spark_destination.service.planning import plan_change
+from spark_destination.service.planning import changes_table_of, plan_change
 from spark_destination.service.request_json import PreviewInput
 
 
@@ -62,7 +62,13 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
                 existing_layout=pending_layout(existing) if exists and existing else None,
             )
         case _:
-            return plan_change(request, preview.existing, catalog=catalog, target=dialect)
+            return plan_change(
+                request,
+                preview.existing,
+                catalog=catalog,
+                target=dialect,
+                changes_table=changes_table_of(preview.config),
+            )
 
 
 def format_statements(statements: tuple[Statement, ...], noop_reason: str | None = None) -> str:

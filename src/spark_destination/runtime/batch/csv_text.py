@@ -41,12 +41,21 @@ class _BlockTooSmall(Exception):
     """pyarrow could not fit one CSV record into a block; retry with a bigger one."""
 
 
+class UnconvertedColumn(BatchFileError):
+    """A typed parse (``convert``: ``typed_csv``'s fast attempt) met a value the converter of
+    the file's column ``index`` (0-based, in header order) refuses."""
+
+    def __init__(self, message: str, *, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
 _ROW = re.compile(r"Row #(\d+)")
 _FIELD_COUNT = re.compile(r"Expected (\d+) columns, got (\d+)")
 _COLUMN_INDEX = re.compile(r"In CSV column #(\d+)")
 
 
-def _csv_error(path: str, exc: Exception, header: Sequence[str]) -> Exception:
+def _csv_error(path: str, exc: Exception, header_of: Callable[[], Sequence[str]]) -> Exception:
     """Map a pyarrow CSV error to a message with no row contents.
 
     pyarrow appends the offending row text to its messages, so only numbers are extracted from
@@ -59,10 +68,17 @@ def _csv_error(path: str, exc: Exception, header: Sequence[str]) -> Exception:
     # pyarrow counts the header as record 1; records may span lines (embedded newlines).
     where = f" at record {row.group(1)} (the header is record 1)" if row else ""
     counts = _FIELD_COUNT.search(text)
+    column = _COLUMN_INDEX.search(text)
+    if "CSV conversion error" in text and column and "invalid UTF8" not in text:
+        index = int(column.group(1))
+        return UnconvertedColumn(
+            f"batch file '{path}' holds a value its column {index + 1} does not take",
+            index=index,
+        )
     if counts:
         detail = f"expected {counts.group(1)} fields, got {counts.group(2)}"
     elif "invalid UTF8" in text:
-        column = _COLUMN_INDEX.search(text)
+        header = header_of()
         index = int(column.group(1)) if column else -1
         if 0 <= index < len(header):
             named = f" in column '{header[index]}'"
@@ -115,6 +131,20 @@ def first_record(path: str, key: bytes | None, params: FileParams) -> list[str]:
     return next(csv.reader(io.StringIO(text, newline="")), [])
 
 
+def first_block(
+    path: str, key: bytes | None, params: FileParams, columns: Sequence[str]
+) -> pa.Table | None:
+    """The records of the file's first parse block, as text, its columns in header order (a
+    sample: ``typed_csv`` looks in it for the columns a typed parse would refuse); None when
+    it cannot be parsed (the whole file's parse then says why)."""
+    try:
+        with open_plain_stream(path, key=key, params=params) as stream:
+            reader = pa_csv.open_csv(stream, **_csv_options(columns, _FIRST_BLOCK_BYTES))
+            return pa.Table.from_batches([reader.read_next_batch()], schema=reader.schema)
+    except (pa.ArrowException, BatchFileError, StopIteration):
+        return None
+
+
 def _parse_csv(
     stream: BinaryIO,
     path: str,
@@ -135,8 +165,8 @@ def _parse_csv(
         if isinstance(exc, MemoryError):  # ArrowMemoryError is not a problem with the file
             raise
         # pyarrow converts the first block while opening, so an error there comes before we
-        # know the header; read it again only then, to name the column.
-        raise _csv_error(path, exc, header or header_of()) from None
+        # know the header; read it again only then, and only to name a column.
+        raise _csv_error(path, exc, lambda: header or header_of()) from None
 
 
 def read_batch_file(

@@ -7,7 +7,8 @@ Each format has one decoder with one signature, so staging never asks which form
 * Parquet: the file's own columns (``parquet_files``), then ``typed_decode``.
 
 Either gives ``DecodeSpec.schema()`` or raises naming file, data row, column and type (never a
-value). Runtime layer: no pyspark here.
+value); with lenient columns (``bad_value_policy=null``) the values changed instead are
+appended to ``changes``. Runtime layer: no pyspark here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from spark_destination.core.model import FileKind, FileParams
 from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
+from spark_destination.runtime.batch.value_changes import ColumnChanges
 
 __all__ = ["BatchFileDecoder", "decode_parquet_file", "decoder_for"]
 
@@ -34,16 +36,23 @@ class BatchFileDecoder(Protocol):
         params: FileParams,
         spec: DecodeSpec,
         kind: FileKind,
+        changes: list[ColumnChanges] | None = None,
     ) -> pa.Table: ...
 
 
 def decode_parquet_file(
-    path: str, *, key: bytes | None, params: FileParams, spec: DecodeSpec, kind: FileKind
+    path: str,
+    *,
+    key: bytes | None,
+    params: FileParams,
+    spec: DecodeSpec,
+    kind: FileKind,
+    changes: list[ColumnChanges] | None = None,
 ) -> pa.Table:
     """The typed table of one Parquet batch file."""
     names = [c.name for c in spec.columns]
     raw = read_parquet_batch_file(path, key=key, params=params, columns=names)
-    return decode_file(raw, spec=spec, kind=kind, path=path)
+    return decode_file(raw, spec=spec, kind=kind, path=path, changes=changes)
 
 
 def decoder_for(file_format: BatchFileFormat) -> BatchFileDecoder:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spark_destination.core.model import FileParams
+from spark_destination.core.model import SYNCED, FileParams
 from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
@@ -39,6 +39,13 @@ from spark_destination.runtime.batch.decoders import BatchFileDecoder
 from spark_destination.runtime.batch.staging_space import fits, is_out_of_space, staging_dir
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import ROW_OP, DecodeSpec
+from spark_destination.runtime.batch.value_changes import (
+    ChangeCount,
+    ColumnChanges,
+    count_changes,
+    file_records,
+    records_schema,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,6 +81,9 @@ class StagedBatch:
     # The staged key columns (zero-copy slices of the staged Arrow table), for the MERGE's
     # key filter; None when the batch was not staged from Arrow here.
     keys: pa.Table | None = None
+    # bad_value_policy=null: the values staging changed, counted per column and reason (their
+    # records are the view ``StageBatchOp.changes_view``).
+    changes: tuple[ChangeCount, ...] = ()
 
 
 def decode_spec(op: StageBatchOp, type_texts: tuple[tuple[str, str], ...] = ()) -> DecodeSpec:
@@ -84,6 +94,8 @@ def decode_spec(op: StageBatchOp, type_texts: tuple[tuple[str, str], ...] = ()) 
         unmodified_string=op.unmodified_string,
         required=op.required,
         type_texts=type_texts,
+        lenient=op.lenient,
+        max_lengths=op.max_lengths,
     )
 
 
@@ -94,11 +106,13 @@ def decode_batch(
     params: FileParams,
     decoder: BatchFileDecoder = decode_csv_file,
     type_texts: tuple[tuple[str, str], ...] = (),
+    records: list[pa.Table] | None = None,
 ) -> tuple[pa.Table, tuple[FileSpan, ...]]:
     """Every file of ``op`` as one typed Arrow table of the view's columns, in processing order.
 
     Raises (naming file, data row, column and type) on the first file with a value that does
-    not fit, before any Spark work.
+    not fit, before any Spark work; with lenient columns (``bad_value_policy=null``) the
+    records of the values changed instead are appended to ``records`` (``records_for``).
     """
     spec = decode_spec(op, type_texts)
     parts: list[pa.Table] = []
@@ -106,7 +120,12 @@ def decode_batch(
     seq = 0
     for staged in op.files:
         key = keys.get(staged.path)
-        typed = decoder(staged.path, key=key, params=params, spec=spec, kind=staged.kind)
+        changes: list[ColumnChanges] | None = [] if op.lenient else None
+        typed = decoder(
+            staged.path, key=key, params=params, spec=spec, kind=staged.kind, changes=changes
+        )
+        if changes and records is not None:
+            records.append(records_for(op, spec, staged.path, typed, changes))
         rows = typed.num_rows
         log.info("decoded %d row(s) from %s", rows, os.path.basename(staged.path))
         typed = typed.append_column(
@@ -127,6 +146,25 @@ def decode_batch(
     dup = duplicate_mask(combined, op.key, among=op.repeats_among)
     combined = combined.append_column(pa.field(DUP_COLUMN, pa.bool_(), nullable=False), dup)
     return combined, tuple(spans)
+
+
+def records_for(
+    op: StageBatchOp, spec: DecodeSpec, path: str, typed: pa.Table, changes: list[ColumnChanges]
+) -> pa.Table:
+    """The records of one decoded file's changed values (the records view's rows)."""
+    schema = spec.schema()
+    synced = SYNCED if SYNCED in schema.names else None
+    return file_records(
+        path,
+        typed,
+        changes,
+        key=op.changes_key,
+        synced=synced,
+        schema=records_schema(
+            [schema.field(k).type for k in op.changes_key],
+            schema.field(SYNCED).type if synced else pa.timestamp("us", tz="UTC"),
+        ),
+    )
 
 
 def duplicate_mask(
@@ -184,9 +222,16 @@ class Stager:
         params: FileParams,
         type_texts: tuple[tuple[str, str], ...] = (),
     ) -> StagedBatch:
+        records: list[pa.Table] = []
         table, spans = decode_batch(
-            op, keys=keys, params=params, decoder=self._decoder, type_texts=type_texts
+            op,
+            keys=keys,
+            params=params,
+            decoder=self._decoder,
+            type_texts=type_texts,
+            records=records,
         )
+        changes = self._stage_records(op, records)
         frame = None
         if self._transport is Transport.TMPFS_PARQUET:
             frame = self._stage_on_tmpfs(table)
@@ -204,7 +249,18 @@ class Stager:
             repeated_rows=repeated,
             unmodified_values=unmodified,
             keys=table.select(list(op.key)),
+            changes=changes,
         )
+
+    def _stage_records(self, op: StageBatchOp, records: list[pa.Table]) -> tuple[ChangeCount, ...]:
+        """Register the records of the values staging changed as ``op.changes_view`` (a few
+        rows, through Arrow); their counts. Nothing when no value changed."""
+        if not records or op.changes_view is None:
+            return ()
+        table = pa.concat_tables(records)
+        arrow_frame(self._session, table).createOrReplaceTempView(op.changes_view)
+        self._views.append(op.changes_view)
+        return count_changes(table)
 
     def _stage_on_tmpfs(self, table: pa.Table) -> DataFrame | None:
         """The batch as a Parquet file on the RAM-backed staging folder; None if it does not fit.

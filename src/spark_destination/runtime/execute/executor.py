@@ -7,10 +7,12 @@ turning Spark's exceptions into the project's errors with messages that never qu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never
 
@@ -54,6 +56,7 @@ from spark_destination.planner.ir import (
     MergeHistoryOp,
     OptimizeOp,
     PendingStatsOp,
+    RecordChangesOp,
     RemoveOrphanFilesOp,
     RenameColumnOp,
     RewriteDataFilesOp,
@@ -72,6 +75,7 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
+from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import faults, scan_metrics, transient
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.key_filter import key_filter_args
@@ -105,13 +109,27 @@ class Outcome:
     staged_rows: int = 0
     # What each MERGE's scans of its target read (``scan_metrics``).
     scans: list[ScanMetrics] = field(default_factory=list)
+    # bad_value_policy=null: the values staging changed, per column and reason.
+    changes: tuple[ChangeCount, ...] = ()
+
+
+# Takes exclusive hold of a table other requests also write (the schema's changes table) for
+# the rest of a run, and restores it if the run fails.
+Hold = Callable[[TableRef], AbstractContextManager[None]]
 
 
 class Executor:
-    def __init__(self, session: SparkSession, *, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        session: SparkSession,
+        *,
+        transport: Transport | None = None,
+        hold: Hold | None = None,
+    ) -> None:
         self._session = session
         self._transport = transport
         self._scans: list[ScanMetrics] = []
+        self._hold = hold
 
     @property
     def session(self) -> SparkSession:
@@ -123,16 +141,20 @@ class Executor:
         outcome = Outcome(scans=self._scans)
         stager = Stager(self._session, self._transport, decoder_for(batch.file_format))
         staged: dict[str, StagedBatch] = {}
+        held = _Held(self._hold)
         try:
-            for index, statement in enumerate(statements):
-                faults.boundary(index, statement.op)
-                started = time.perf_counter()
-                self._step(statement, stager, staged, batch)
-                seconds = time.perf_counter() - started
-                outcome.statements.append((statement.summary, seconds))
-                # One line per step as it ends, so a long request is seen to move.
-                log.info("%s: %.2f s", statement.summary, seconds)
+            with held:
+                for index, statement in enumerate(statements):
+                    faults.boundary(index, statement.op)
+                    started = time.perf_counter()
+                    if not self._step(statement, stager, staged, batch, held):
+                        continue
+                    seconds = time.perf_counter() - started
+                    outcome.statements.append((statement.summary, seconds))
+                    # One line per step as it ends, so a long request is seen to move.
+                    log.info("%s: %.2f s", statement.summary, seconds)
             outcome.staged_rows = sum(s.rows for s in staged.values())
+            outcome.changes = tuple(c for s in staged.values() for c in s.changes)
             return outcome
         finally:
             stager.cleanup()
@@ -143,7 +165,9 @@ class Executor:
         stager: Stager,
         staged: dict[str, StagedBatch],
         batch: Batch,
-    ) -> None:
+        held: _Held,
+    ) -> bool:
+        """Run one statement; False when it had nothing to do and was skipped."""
         op = statement.op
         match op:
             case StageBatchOp():
@@ -155,6 +179,12 @@ class Executor:
                 staged[op.view] = stager.stage(
                     op, keys=batch.keys, params=batch.params, type_texts=type_texts
                 )
+            case RecordChangesOp():
+                if not staged[op.view].changes:
+                    return False  # bad_value_policy=null, and no value needed changing
+                held.take(op.changes)
+                assert statement.sql is not None
+                self.sql(statement.sql, what=statement.summary)
             case MergeBatchOp():
                 self._merge_batch(statement, staged[op.view])
             case MergeHistoryOp():
@@ -237,6 +267,7 @@ class Executor:
                 self.sql(statement.sql, what=statement.summary)
             case _:
                 assert_never(op)
+        return True
 
     def _check_conversions(self, op: CheckConversionsOp, statement: Statement) -> None:
         """Fail, naming the column and the first value, when stored values do not convert.
@@ -438,6 +469,27 @@ class Executor:
     def _properties(self, table: TableRef) -> dict[str, str]:
         loaded = load_table(self._session, table)
         return {} if loaded is None else loaded.properties
+
+
+class _Held:
+    """The shared tables a run holds, each from its first write to the end of the run."""
+
+    def __init__(self, hold: Hold | None) -> None:
+        self._hold = hold
+        self._stack = contextlib.ExitStack()
+        self._tables: set[TableRef] = set()
+
+    def __enter__(self) -> _Held:
+        self._stack.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        return self._stack.__exit__(*exc)
+
+    def take(self, table: TableRef) -> None:
+        if table not in self._tables and self._hold is not None:
+            self._stack.enter_context(self._hold(table))
+            self._tables.add(table)
 
 
 # Iceberg's session-level override of a write's distribution mode, and the table property
