@@ -24,7 +24,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.service import engine as engine_module
 from spark_destination.tester.batch_writer import new_key, write_parquet_table
-from tests.support.destination import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -111,7 +111,7 @@ def typed(key: int, synced: datetime = T1, **values: object) -> dict[str, object
 
 
 def lenient(dest: Destination) -> Destination:
-    dest.configuration = dict(NULLS)
+    dest.configuration = {**dest.configuration, **NULLS}
     return dest
 
 
@@ -156,6 +156,7 @@ def changes_exist(lake: Lake, dest: Destination) -> bool:
     return bool(lake.session.newSession().catalog.tableExists(name))
 
 
+@pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
 def test_every_bad_value_is_nulled_recorded_and_answered_with_a_warning(
     dest: Destination, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -199,6 +200,7 @@ def test_every_bad_value_is_nulled_recorded_and_answered_with_a_warning(
     assert outcome(refused) == "task" and "reserves" in refused.task.message
 
 
+@pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
 def test_the_fail_policy_fails_the_same_batch_and_records_nothing(
     dest: Destination, lake: Lake
 ) -> None:
@@ -332,10 +334,11 @@ def test_history_batches_null_and_record_bad_values(dest: Destination, lake: Lak
     assert only["primary_key"] == '{"id":2,"_fivetran_start":"2024-03-01T10:00:00.000Z"}'
 
 
+@pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
 def test_parquet_batch_files_null_and_record_bad_values(dest: Destination, lake: Lake) -> None:
     """Fivetran's Parquet types most columns (a SHORT as INT32, which may not fit) and writes
     dates, instants and times as text: both kinds of misfit are NULLed and recorded."""
-    dest.configuration = {**NULLS, "batch_file_format": "parquet"}
+    dest.configuration = {**dest.configuration, **NULLS, "batch_file_format": "parquet"}
     columns = [
         column("id", "INT", pk=True),
         column("sh", "SHORT"),

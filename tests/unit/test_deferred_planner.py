@@ -28,6 +28,7 @@ from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
     FlushPendingOp,
     PendingStatsOp,
+    RecordChangesOp,
     StageBatchOp,
     TableRef,
     VacuumOp,
@@ -157,6 +158,21 @@ def test_the_first_batch_creates_the_intermediate_table_then_appends() -> None:
 def test_later_batches_only_append_and_never_read_the_table() -> None:
     ops = _plan(_request(update=("u.csv",)), pending_layout(ORDERS))
     assert [type(op) for op in ops] == [StageBatchOp, AppendPendingOp]
+
+
+def test_bad_value_policy_null_stages_leniently_and_records_before_the_append() -> None:
+    """As merge mode records before its MERGE: a retried request finds its records (keyed by
+    file and row) and the append is the request's last commit."""
+    plan = plan_deferred_write(
+        _request(replace=("a.csv",)), ORDERS, catalog="lake", target=SPARK_ICEBERG,
+        pending=PENDING, existing_layout=pending_layout(ORDERS), changes_table="__sd_changes",
+    )  # fmt: skip
+    stage, record, append = plan.ops
+    assert isinstance(stage, StageBatchOp) and stage.lenient == ("note", "amount")
+    assert isinstance(record, RecordChangesOp) and record.changes.name == "__sd_changes"
+    assert record.table == REF and isinstance(append, AppendPendingOp)
+    strict = _plan(_request(replace=("a.csv",)), pending_layout(ORDERS))
+    assert isinstance(strict[0], StageBatchOp) and strict[0].lenient == ()
 
 
 def test_an_intermediate_table_made_for_other_columns_is_replaced() -> None:

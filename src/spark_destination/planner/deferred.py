@@ -106,18 +106,22 @@ def plan_deferred_write(
     target: Target,
     pending: TableRef,
     existing_layout: str | None,
+    changes_table: str | None = None,
 ) -> Plan:
-    """Stage the batch as merge mode does (same checks), then append it to ``pending``, after
-    creating it when it is missing (``existing_layout`` None) or replacing it when it was made
-    for other columns or an unknown layout (``""``; it is empty then: the engine flushes it
-    first)."""
-    merged = plan_write_batch(request, current, catalog=catalog, target=target)
+    """Stage the batch as merge mode does (same checks, same bad-value policy: the values it
+    changes are recorded before the append, as merge mode records them before its MERGE), then
+    append it to ``pending``, after creating it when it is missing (``existing_layout`` None)
+    or replacing it when it was made for other columns or an unknown layout (``""``; it is
+    empty then: the engine flushes it first)."""
+    merged = plan_write_batch(
+        request, current, catalog=catalog, target=target, changes_table=changes_table
+    )
     if merged.noop_reason is not None:
         return merged
-    stage, merge = merged.ops
+    stage, *recorded, merge = merged.ops
     assert isinstance(stage, StageBatchOp) and isinstance(merge, MergeBatchOp)
     assert current is not None  # plan_write_batch refuses a missing table
-    ops: list[Op] = [stage]
+    ops: list[Op] = [stage, *recorded]
     if existing_layout != pending_layout(current):
         if existing_layout is not None:
             ops.append(DropTableOp(table=pending))

@@ -46,6 +46,7 @@ from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.pending import FlushOutcome, read_pending, run_flush
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.service.flush_scheduler import FlushScheduler, TableKey
+from spark_destination.service.planning import changes_table_of
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ class DeferredWrites:
             target=self._dialect,
             pending=state.pending,
             existing_layout=state.layout if state.exists else None,
+            changes_table=changes_table_of(config),
         )
         if plan.noop_reason is not None:
             return plan.noop_reason

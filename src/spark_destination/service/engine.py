@@ -285,11 +285,7 @@ class Engine:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, (ref,)):
                 outcome = executor.run(self._render(plan), batch)
-            result = _report(f"{ref.schema}.{ref.name}", outcome)
-            if outcome.changes:
-                warning = changes_warning(ref, config.changes_table, outcome.changes)
-                log.warning("%s", warning)
-                result = dataclasses.replace(result, warning=warning)
+            result = _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
         self._committed(config, ref)
         return result
 
@@ -306,7 +302,7 @@ class Engine:
             outcome = self._deferred.write(self._executor(config), config, ref, request, batch)
         if isinstance(outcome, str):
             return Result(summary=f"nothing to do: {outcome}")
-        return _report(f"{ref.schema}.{ref.name}", outcome)
+        return _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
 
     def flush(
         self, configuration: Mapping[str, str], schema: str, table: str
@@ -433,6 +429,16 @@ def _report(what: str, outcome: Outcome) -> Result:
     steps = "; ".join(f"{step}: {seconds:.2f} s" for step, seconds in outcome.statements)
     log.info("%s: %d row(s) staged; %s", what, outcome.staged_rows, steps)
     return Result(summary=f"{len(outcome.statements)} step(s)", outcome=outcome)
+
+
+def _warned(config: DestinationConfig, ref: TableRef, result: Result) -> Result:
+    """The result with the Warning (and its WARNING log line) of the values its write changed
+    under bad_value_policy=null, if any."""
+    if result.outcome is None or not result.outcome.changes:
+        return result
+    warning = changes_warning(ref, config.changes_table, result.outcome.changes)
+    log.warning("%s", warning)
+    return dataclasses.replace(result, warning=warning)
 
 
 def changes_warning(ref: TableRef, changes_table: str, changes: Sequence[ChangeCount]) -> str:

@@ -60,6 +60,7 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
                 target=dialect,
                 pending=pending_ref(ref, prefix, target=dialect),
                 existing_layout=pending_layout(existing) if exists and existing else None,
+                changes_table=changes_table_of(preview.config),
             )
         case _:
             return plan_change(
