@@ -82,16 +82,21 @@ PATTERNS = ("random", "sequential")
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A layout under test, named ``layout[-size or -buckets]/version`` (``sorted-512k/2``,
-    ``bucketed-64/3``, ``plain/2``)."""
+    """A layout under test, named ``layout[-size or -buckets]/version[/deferred]``
+    (``sorted-512k/2``, ``bucketed-64/3``, ``plain/2``, ``sorted/2/deferred``). With
+    ``/deferred`` the small batches run in deferred write mode with no timer: what is timed is
+    the append a sync waits for; the flush that later folds many of them is ``--deferred``'s."""
 
     name: str
 
     @property
     def configuration(self) -> dict[str, str]:
-        shape, _, version = self.name.partition("/")
+        shape, _, rest = self.name.partition("/")
+        version, _, mode = rest.partition("/")
         layout, _, detail = shape.partition("-")
         configuration = {"table_layout": layout, "format_version": version or "2"}
+        if mode:
+            configuration |= {"write_mode": mode, "merge_interval_ms": "-1"}
         if detail and layout == "bucketed":
             configuration["bucket_count"] = detail
         elif detail:
@@ -508,7 +513,7 @@ def plot(tables: Sequence[TableFigures], path: str) -> None:
     axes.set_xscale("log")
     axes.set_xlabel("table rows")
     axes.set_ylabel("small batch p50 (s), 120 rows through the connector")
-    axes.set_title("Small-batch latency against table size, per layout (merge write mode)")
+    axes.set_title("Small-batch latency against table size, per layout and write mode")
     axes.set_ylim(bottom=0)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize=8)

@@ -15,7 +15,7 @@ ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` WRITE LOCALLY ORDERED B
 CALL `lake`.`system`.`rewrite_data_files`(
   `table` => '`my-schema.v2`.`order ``items`` 2024`',
   `strategy` => 'sort',
-  `options` => map('min-file-size-bytes', '33554432', 'delete-ratio-threshold', '0.3', 'remove-dangling-deletes', 'true', 'rewrite-all', 'true')
+  `options` => map('min-file-size-bytes', '33554432', 'min-input-files', '2', 'delete-ratio-threshold', '0.3', 'remove-dangling-deletes', 'true', 'rewrite-all', 'true')
 );
 
 -- 4. compact position-delete files of 'order `items` 2024'

@@ -171,6 +171,6 @@ def test_retention_and_orphan_age() -> None:
     assert isinstance(expire, ExpireSnapshotsOp) and isinstance(orphans, RemoveOrphanFilesOp)
     assert expire.older_than == NOW
     # Orphan removal never considers files younger than a day (in-flight writes).
-    assert orphans.older_than == NOW - timedelta(days=1)
+    assert orphans.older_than == NOW - timedelta(days=1, minutes=1)
     no_orphans = MaintenancePolicy(retention=timedelta(hours=1), remove_orphans=False)
     assert len(plan_maintenance(ODD_TABLE, no_orphans, now=NOW, target=SPARK_ICEBERG).ops) == 3

@@ -14,8 +14,10 @@ from spark_destination.core.model import (
     DecimalParams,
     FileKind,
 )
+from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.rendered import Form
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
@@ -24,6 +26,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     Op,
+    Plan,
     RecordChangesOp,
     SetLayoutOp,
     SetPrimaryKeyOp,
@@ -33,7 +36,7 @@ from spark_destination.planner.ir import (
     TableRef,
     TruncateOp,
 )
-from spark_destination.planner.layout import table_layout
+from spark_destination.planner.layout import table_layout, with_layouts
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
@@ -113,6 +116,11 @@ CASES: dict[str, Op] = {
     # An existing plain table given the bucketed v3 layout (at its next maintenance).
     "set_layout": SetLayoutOp(table=TABLE, layout=BUCKETED_V3, current=PLAIN),
     "set_identifier_fields": SetPrimaryKeyOp(table=ODD_TABLE, columns=("id", "at`time")),
+    # A key changed in place on a sorted table: the write order follows it before any column
+    # the old order sorted by is dropped (``with_layouts``).
+    "set_identifier_fields_sorted": SetPrimaryKeyOp(
+        table=TABLE, columns=("id",), write_order=("id",)
+    ),
     "add_columns": AddColumnsOp(table=TABLE, columns=ALL_TYPES[1:5]),
     "set_properties": SetPropertiesOp(
         table=TABLE, properties=((metadata.PROPERTY, metadata.encode(ORDERS)),)
@@ -227,6 +235,19 @@ def test_golden_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) ->
 def test_rendered_sql_parses_back_strictly(case: str, dialect: str) -> None:
     for statement in rendered(CASES[case], dialect):
         assert_parses_back(statement, DIALECTS[dialect])
+
+
+def test_a_key_changed_in_place_takes_the_configured_write_order() -> None:
+    """History to live drops ``_fivetran_start``, which a sorted table's write order names:
+    the order must follow the new key first, or Iceberg refuses the drop."""
+    key_change = Plan(ops=(SetPrimaryKeyOp(table=TABLE, columns=("id",)),))
+    sorted_plan = with_layouts(key_change, parse_config({}).layout_of, SPARK_ICEBERG)
+    plain_config = parse_config({"table_layout": "plain"})
+    plain_plan = with_layouts(key_change, plain_config.layout_of, SPARK_ICEBERG)
+    delta_plan = with_layouts(key_change, parse_config({}).layout_of, DATABRICKS_DELTA)
+    assert sorted_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=("id",)),)
+    assert plain_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=()),)
+    assert delta_plan == key_change  # Delta keeps no write order
 
 
 def test_staging_is_a_runtime_directive_without_sql() -> None:

@@ -121,6 +121,10 @@ class SetPrimaryKeyOp:
 
     table: TableRef
     columns: tuple[str, ...]
+    # The write order that goes with the new key under the configured layout (``with_layouts``;
+    # empty: unordered), set right after it: a later drop of a column the old order sorted by
+    # would otherwise fail. None: the write order is left as it is.
+    write_order: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

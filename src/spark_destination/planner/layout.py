@@ -81,8 +81,9 @@ def table_layout(
 
 def with_layouts(plan: ir.Plan, layout_of: LayoutOf | None, target: Target) -> ir.Plan:
     """``plan`` with the configured layout on every table it creates or rewrites (CreateTable,
-    AlterTable's and Migrate's ``CREATE OR REPLACE … AS SELECT``, Migrate's copies): each is
-    planned for its own columns and key, so this one pass covers every planner."""
+    AlterTable's and Migrate's ``CREATE OR REPLACE … AS SELECT``, Migrate's copies), and the
+    write order of every key it changes in place: each is planned for its own columns and
+    key, so this one pass covers every planner."""
     if layout_of is None or not target.lays_out_tables:
         return plan
     ops = tuple(_laid_out(op, layout_of) for op in plan.ops)
@@ -98,6 +99,11 @@ def _laid_out(op: ir.Op, layout_of: LayoutOf) -> ir.Op:
         case ir.RewriteToHistoryOp():
             start = Column(name=op.start, type=DataType.UTC_DATETIME, primary_key=True)
             columns = [*op.columns, start]
+        case ir.SetPrimaryKeyOp():
+            # Only the key's names matter for the order (the types choose bloom filters).
+            key = [Column(name=c, type=DataType.STRING, primary_key=True) for c in op.columns]
+            order = configured_layout(layout_of, op.table, key).sort_by
+            return replace(op, write_order=order)
         case _:
             return op
     return replace(op, layout=configured_layout(layout_of, op.table, columns))

@@ -57,8 +57,10 @@ from spark_destination.planner.layout import layout_change
 from spark_destination.planner.target import Maintenance, Target
 
 # Orphan-file removal never looks at files younger than this: a concurrent writer's files are
-# unreferenced until it commits (Iceberg's own procedure defaults to three days).
-ORPHAN_MIN_AGE: Final = timedelta(days=1)
+# unreferenced until it commits (Iceberg's own procedure defaults to three days). The minute
+# over a day: the procedure refuses a cut-off less than a day before its own start, which
+# comes after the planning's ``now`` (and a ``now`` a little ahead of the engine's clock).
+ORPHAN_MIN_AGE: Final = timedelta(days=1, minutes=1)
 RETAIN_LAST_SNAPSHOTS: Final = 1
 # With a layout, compaction rewrites files below this size (what small batches add) and files
 # with much of their rows deleted, not the large files a table's bulk lives in: its cost follows

@@ -9,7 +9,11 @@ from sqlglot import exp
 
 from spark_destination.dialects.base import KeyStyle
 from spark_destination.dialects.lowering.common import Renderer
-from spark_destination.dialects.lowering.layout import partitioned_by, write_order
+from spark_destination.dialects.lowering.layout import (
+    partitioned_by,
+    set_write_order,
+    write_order,
+)
 from spark_destination.dialects.quoting import identifier, table
 from spark_destination.dialects.rendered import Statement
 from spark_destination.planner.ir import (
@@ -209,7 +213,8 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
             summary = f"set identifier fields of {op.table.name!r}"
             keyed = ColumnsContext(table=table_name, columns=list(columns))
             sql = r.template("set_primary_key", keyed)
-            return (r.statement(op, sql, summary),)
+            ordered = set_write_order(r, op, op.table, op.write_order)
+            return (r.statement(op, sql, summary), *ordered)
         case KeyStyle.PRIMARY_KEY_CONSTRAINT:
             # A table has at most one primary key: drop any other first (both idempotent).
             context = KeyContext(

@@ -62,6 +62,15 @@ def write_order(
     return (_write_order(r, op, table, layout.sort_by),)
 
 
+def set_write_order(
+    r: Renderer, op: Op, table: TableRef, columns: tuple[str, ...] | None
+) -> tuple[Statement, ...]:
+    """The write order ``columns`` (empty: unordered; None: none set)."""
+    if columns is None or not r.dialect.lays_out_tables:
+        return ()
+    return (_write_order(r, op, table, columns),)
+
+
 def _write_order(r: Renderer, op: Op, table: TableRef, columns: tuple[str, ...]) -> Statement:
     context = WriteOrderContext(table=r.table(table), columns=[identifier(c) for c in columns])
     if columns:

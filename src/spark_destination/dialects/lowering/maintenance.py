@@ -131,8 +131,13 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
             else:
                 # What batches added (small files) and files mostly deleted; a large file
                 # with a few deletes keeps them (its delete file is compacted in step 2).
+                # min-input-files 2: Iceberg rewrites a group of candidates only from five
+                # files on by default, so a table with a few small files (and their delete
+                # files) would never be compacted; one lone file is never rewritten for its
+                # size alone.
                 selection = (
                     ("min-file-size-bytes", str(op.small_file_bytes)),
+                    ("min-input-files", "2"),
                     ("delete-ratio-threshold", repr(op.delete_ratio)),
                 )
             options = (
