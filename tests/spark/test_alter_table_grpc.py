@@ -47,6 +47,8 @@ def identifier_fields(lake: Lake, dest: Destination, name: str) -> set[str]:
 def state(lake: Lake, dest: Destination, name: str) -> tuple:
     """Everything 'unchanged' means: rows, physical schema, Fivetran description, key fields
     and the current snapshot."""
+    if lake.flush is not None:  # deferred mode: the table as merge mode would have it
+        lake.flush()
     table = qualified(lake.catalog, dest.schema, name)
     session = lake.session.newSession()
     rows = sorted(map(repr, (r.asDict() for r in session.table(table).collect())))

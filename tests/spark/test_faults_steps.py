@@ -228,6 +228,8 @@ def _ts(text: str) -> Any:
 def state(dest: Destination, lake: Lake, tables: tuple[str, ...]) -> dict[str, Any]:
     """Everything a fault must not change: DescribeTable, rows, snapshot ids, current one."""
     found: dict[str, Any] = {}
+    if lake.flush is not None:  # deferred mode: the tables as merge mode would have them
+        lake.flush()
     for name in tables:
         described = dest.describe(name)
         if described.WhichOneof("response") != "table":
