@@ -50,7 +50,7 @@ class _Writer:
         self.engine, self.folder, self.table, self.history = engine, folder, table, history
         self.count = 0
 
-    def write(self, **files: list[list[str]]) -> Result:
+    def write(self, config: dict[str, str] | None = None, **files: list[list[str]]) -> Result:
         paths: dict[str, tuple[str, ...]] = {}
         keys: dict[str, bytes] = {}
         header = [c.name for c in self.table.columns]
@@ -63,7 +63,7 @@ class _Writer:
         request = batch_request(
             SCHEMA, self.table, paths, params=PARAMS, keys=keys, history=self.history
         )
-        return self.engine.apply({}, request)
+        return self.engine.apply(config or {}, request)
 
 
 def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
@@ -127,6 +127,44 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     del expected[2]
     expected.append((3000, "b", 6, "six"))
     assert _rows(spark) == expected
+
+
+DEFERRED = {"write_mode": "deferred", "merge_interval_ms": "-1"}
+
+
+def test_a_merge_flush_reads_only_the_files_that_may_hold_its_pending_keys(
+    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+) -> None:
+    """Deferred mode: the flush binds the pending keys as the batch MERGE does. Unfiltered,
+    its join moved every row of the table, so a flush of one small batch cost several times
+    that batch's MERGE in merge mode."""
+    table = dataclasses.replace(TABLE, name="flushed")
+    engine = _created(spark, spark_settings, table)
+    writer = _Writer(engine, tmp_path, table)
+    writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
+    old = _data_files(spark, "flushed")
+    writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
+    for path in old:  # the first batch's rows are gone from disk, not from the table
+        os.remove(urlparse(path).path)
+
+    # Two pending batches away from the deleted files, folded by one filtered flush.
+    writer.write(DEFERRED, replace=[["1000", "b", "5", "five"], ["3000", "b", "6", "six"]])
+    writer.write(DEFERRED, update=[["1001", "b", UNM, "upd"]], delete=[["1002", "b", UNM, UNM]])
+    engine.flush(DEFERRED, SCHEMA, "flushed")
+    expected = [(i, "b", 1, "old") for i in range(1000, 1051)]
+    expected[0] = (1000, "b", 5, "five")
+    expected[1] = (1001, "b", 1, "upd")
+    del expected[2]
+    expected.append((3000, "b", 6, "six"))
+    assert _rows(spark, "flushed") == expected
+
+    # More pending keys than the filter binds: the flush reads every file, and fails on the
+    # missing one (its rows stay pending).
+    slots = SPARK_ICEBERG.key_filter_slots
+    writer.write(DEFERRED, replace=[[str(2000 + i), "b", "2", "big"] for i in range(slots + 1)])
+    with pytest.raises(DestinationError):
+        engine.flush(DEFERRED, SCHEMA, "flushed")
+    assert _rows(spark, "flushed") == expected
 
 
 def test_each_merge_reports_what_its_scan_of_the_target_read(

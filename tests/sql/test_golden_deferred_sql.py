@@ -8,12 +8,14 @@ from syrupy.assertion import SnapshotAssertion
 
 from spark_destination.core.model import Column, DataType, Table
 from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.rendered import Form
 from spark_destination.planner.deferred import create_pending
 from spark_destination.planner.ir import (
     AppendPendingOp,
     ClearPendingOp,
     FlushPendingOp,
     Op,
+    PendingKeysOp,
     PendingStatsOp,
     TableRef,
 )
@@ -56,6 +58,11 @@ CASES: dict[str, Op] = {
     ),
     "deferred_counts": PendingStatsOp(table=TABLE, pending=PENDING),
     "deferred_flush": FlushPendingOp(table=TABLE, pending=PENDING, columns=ORDERS, key=KEY),
+    # The form the runtime runs when the pending keys fit the markers: the scan is filtered.
+    "deferred_flush_key_filter": FlushPendingOp(
+        table=TABLE, pending=PENDING, columns=ORDERS, key=KEY, filter_key=KEY
+    ),
+    "deferred_keys": PendingKeysOp(table=TABLE, pending=PENDING, key=KEY),
     "deferred_flush_all_types": FlushPendingOp(
         table=ALL_TYPES_TABLE, pending=ALL_TYPES_PENDING, columns=ALL_TYPES, key=("id",)
     ),
@@ -67,9 +74,13 @@ CASES: dict[str, Op] = {
 }
 
 
+# Cases that show one of the flush's alternative forms (the runtime picks it after reading keys).
+FORMS = {"deferred_flush_key_filter": Form.KEY_FILTER}
+
+
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
 def test_golden_deferred_sql(case: str, dialect: str, sql_snapshot: SnapshotAssertion) -> None:
-    assert golden_text(CASES[case], dialect) == sql_snapshot
+    assert golden_text(CASES[case], dialect, FORMS.get(case)) == sql_snapshot
 
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)
@@ -86,3 +97,19 @@ def test_the_counters_and_no_row_value_are_bound_as_markers() -> None:
     assert ":sd_seq_base + `__sd_seq`" in append.sql and ":sd_batch_number" in append.sql
     assert "`__sd_seq` <= :sd_flush_high" in flush.sql
     assert "`__sd_seq` <= :sd_flush_high" in clear.sql
+
+
+def test_the_flush_key_filter_form_filters_the_table_by_the_pending_keys() -> None:
+    (statement,) = rendered(CASES["deferred_flush_key_filter"], "spark_iceberg")
+    (keys,) = rendered(CASES["deferred_keys"], "spark_iceberg")
+    filtered = statement.form(Form.KEY_FILTER)
+    assert filtered is not None and statement.key_filter is not None and keys.sql is not None
+    assert [name for name, _ in statement.key_filter.columns] == ["id", "region"]
+    for name, markers in statement.key_filter.columns:
+        assert f"`t`.`{name}` IN (\n  :{markers[0]},\n" in filtered
+    # The plain form reads the whole table; the keys query reads one more key than fits.
+    assert ":sd_key" not in (statement.sql or "")
+    assert keys.sql.endswith(f"LIMIT {len(statement.key_filter.columns[0][1]) + 1}")
+    assert "`__sd_seq` <= :sd_flush_high" in keys.sql
+    (unfiltered,) = rendered(CASES["deferred_flush"], "spark_iceberg")
+    assert unfiltered.form(Form.KEY_FILTER) is None and unfiltered.key_filter is None

@@ -27,6 +27,7 @@ from spark_destination.planner.ir import (
     DropTableOp,
     ExpireSnapshotsOp,
     FlushPendingOp,
+    PendingKeysOp,
     PendingStatsOp,
     RecordChangesOp,
     StageBatchOp,
@@ -204,11 +205,28 @@ def test_merge_modes_checks_still_apply() -> None:
         )  # fmt: skip
 
 
-def test_a_flush_reads_the_counters_merges_then_deletes() -> None:
+def test_a_flush_reads_the_counters_and_keys_merges_then_deletes() -> None:
     plan = plan_flush(REF, ORDERS, PENDING)
+    kinds = [type(op) for op in plan.ops]
+    assert kinds == [PendingStatsOp, PendingKeysOp, FlushPendingOp, ClearPendingOp]
+    keys, flush = plan.ops[1], plan.ops[2]
+    assert isinstance(keys, PendingKeysOp) and keys.key == ("id",)
+    assert isinstance(flush, FlushPendingOp) and flush.key == flush.filter_key == ("id",)
+
+
+def test_a_flush_on_a_key_that_cannot_filter_reads_no_keys() -> None:
+    # A DOUBLE key does not bind as a filter (FILTERABLE_KEY_TYPES): no keys query.
+    table = Table(
+        name="readings",
+        columns=(
+            Column(name="at", type=DataType.DOUBLE, primary_key=True),
+            Column(name="value", type=DataType.STRING),
+        ),
+    )
+    plan = plan_flush(REF, table, PENDING)
     assert [type(op) for op in plan.ops] == [PendingStatsOp, FlushPendingOp, ClearPendingOp]
     flush = plan.ops[1]
-    assert isinstance(flush, FlushPendingOp) and flush.key == ("id",)
+    assert isinstance(flush, FlushPendingOp) and flush.filter_key == ()
 
 
 def test_old_snapshots_of_the_intermediate_table_are_expired_by_the_formats_own_means() -> None:

@@ -47,6 +47,7 @@ from spark_destination.planner.ir import (
     MergeHistoryOp,
     Op,
     OptimizeOp,
+    PendingKeysOp,
     PendingStatsOp,
     Plan,
     RecordChangesOp,
@@ -141,7 +142,13 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
             | TableHealthOp()
         ):
             return (lower_maintenance(r, op),)
-        case AppendPendingOp() | PendingStatsOp() | FlushPendingOp() | ClearPendingOp():
+        case (
+            AppendPendingOp()
+            | PendingStatsOp()
+            | PendingKeysOp()
+            | FlushPendingOp()
+            | ClearPendingOp()
+        ):
             return (lower_pending(r, op),)
         case _:
             assert_never(op)

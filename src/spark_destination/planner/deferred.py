@@ -39,6 +39,7 @@ from spark_destination.planner.ir import (
     MaintenanceOp,
     MergeBatchOp,
     Op,
+    PendingKeysOp,
     PendingStatsOp,
     Plan,
     StageBatchOp,
@@ -47,7 +48,7 @@ from spark_destination.planner.ir import (
     masked_columns,
     unmodified_column,
 )
-from spark_destination.planner.tables import check_names, merge_key
+from spark_destination.planner.tables import check_names, filter_key, merge_key
 from spark_destination.planner.target import Maintenance, Target
 from spark_destination.planner.write import plan_write_batch
 
@@ -141,14 +142,25 @@ def plan_deferred_write(
 
 
 def plan_flush(table: TableRef, current: Table, pending: TableRef) -> Plan:
-    """A merge flush of ``table`` (as it is: ``current``): read the pending rows' counters,
-    fold the rows up to the highest into the table, delete them from ``pending``. The
-    runtime binds the highest counter it read (``runtime.execute.pending``)."""
+    """A merge flush of ``table`` (as it is: ``current``): read the pending rows' counters
+    (and, when the key can filter the table's scan, their distinct keys), fold the rows up to
+    the highest counter into the table, delete them from ``pending``. The runtime binds the
+    highest counter it read, and the keys when few enough (``runtime.execute.pending``)."""
+    key = merge_key(current)
+    filtered = filter_key(current.columns, key)
+    keys: tuple[Op, ...] = (
+        (PendingKeysOp(table=table, pending=pending, key=filtered),) if filtered else ()
+    )
     return Plan(
         ops=(
             PendingStatsOp(table=table, pending=pending),
+            *keys,
             FlushPendingOp(
-                table=table, pending=pending, columns=current.columns, key=merge_key(current)
+                table=table,
+                pending=pending,
+                columns=current.columns,
+                key=key,
+                filter_key=filtered,
             ),
             ClearPendingOp(table=table, pending=pending),
         )

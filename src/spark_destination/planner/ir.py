@@ -231,18 +231,33 @@ class PendingStatsOp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PendingKeysOp:
+    """Read-only: the distinct values of the ``key`` columns (a flush's ``filter_key``) over
+    the rows of ``pending`` a flush folds (``SEQ_COLUMN`` at most the bound ``HIGH_MARKER``),
+    at most one more than the dialect's key-filter markers: the runtime binds them to the
+    flush's key filter when they fit."""
+
+    table: TableRef
+    pending: TableRef
+    key: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FlushPendingOp:
     """The merge flush: fold the rows of ``pending`` whose ``SEQ_COLUMN`` is at most the bound
     ``HIGH_MARKER`` into ``table`` with one MERGE (one commit), as if each row were applied in
     counter order: a delete makes the key absent, an upsert makes it present with the row's
     values (NULL where unmodified when absent before), an update overlays its values and is
     ignored while the key is absent (``dialects.lowering.pending`` says how, and why a
-    re-run is safe). ``columns`` are every column of ``table``."""
+    re-run is safe). ``columns`` are every column of ``table``. Values of the ``filter_key``
+    columns may bind as a filter on the table's scan, as in ``MergeBatchOp``: without it the
+    MERGE's join moves every row of the table; with it, only the rows of the pending keys."""
 
     table: TableRef
     pending: TableRef
     columns: tuple[Column, ...]
     key: tuple[str, ...]
+    filter_key: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -255,7 +270,7 @@ class ClearPendingOp:
 
 
 # Deferred write mode's statements (``planner.deferred``).
-PendingOp = AppendPendingOp | PendingStatsOp | FlushPendingOp | ClearPendingOp
+PendingOp = AppendPendingOp | PendingStatsOp | PendingKeysOp | FlushPendingOp | ClearPendingOp
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

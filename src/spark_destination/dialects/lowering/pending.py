@@ -59,13 +59,15 @@ from spark_destination.dialects.lowering.common import (
     col,
     is_null,
     keys_equal,
+    keys_in_markers,
     latest,
+    markers_for,
     text,
     unless_unmodified,
 )
 from spark_destination.dialects.lowering.migrations import TruncateContext
 from spark_destination.dialects.quoting import identifier
-from spark_destination.dialects.rendered import Statement
+from spark_destination.dialects.rendered import Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     BATCH_COLUMN,
     BATCH_MARKER,
@@ -76,6 +78,7 @@ from spark_destination.planner.ir import (
     AppendPendingOp,
     ClearPendingOp,
     FlushPendingOp,
+    PendingKeysOp,
     PendingOp,
     PendingStatsOp,
     RowOp,
@@ -115,6 +118,14 @@ class StatsContext:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class KeysContext:
+    pending: exp.Table
+    key: list[exp.Identifier]
+    flushed: exp.Expr
+    limit: exp.Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FlushContext:
     table: exp.Table
     target: exp.Identifier
@@ -150,9 +161,26 @@ def lower_pending(r: Renderer, op: PendingOp) -> Statement:
             stats = StatsContext(pending=r.table(op.pending), outputs=_stats())
             summary = f"count the rows pending in {op.pending.name!r}"
             return r.statement(op, r.template("pending_stats", stats), summary)
+        case PendingKeysOp():
+            keys = KeysContext(
+                pending=r.table(op.pending),
+                key=[identifier(k) for k in op.key],
+                flushed=_flushed(),
+                # One more than the markers: the runtime then knows the keys do not fit.
+                limit=exp.Literal.number(r.dialect.key_filter_slots + 1),
+            )
+            summary = f"read the distinct keys pending in {op.pending.name!r}"
+            return r.statement(op, r.template("pending_keys", keys), summary)
         case FlushPendingOp():
             summary = f"merge flush of {op.pending.name!r} into {op.table.name!r}"
-            return r.statement(op, r.template("flush_pending", _flush(r, op)), summary)
+            sql = r.template("flush_pending", _flush(r, op, None))
+            key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
+            if key_filter is None:
+                return r.statement(op, sql, summary)
+            filtered = r.template("flush_pending", _flush(r, op, key_filter))
+            return r.statement(
+                op, sql, summary, forms=((Form.KEY_FILTER, filtered),), key_filter=key_filter
+            )
         case ClearPendingOp():
             # A plain DELETE, as a hard truncate is: the truncate skeleton.
             clear = TruncateContext(table=r.table(op.pending), assignments=[], where=_flushed())
@@ -222,7 +250,7 @@ def _op_is(row_op: RowOp) -> exp.Expr:
     return exp.EQ(this=col(OP_COLUMN), expression=text(row_op.value))
 
 
-def _flush(r: Renderer, op: FlushPendingOp) -> FlushContext:
+def _flush(r: Renderer, op: FlushPendingOp, key_filter: KeyFilter | None) -> FlushContext:
     key = [c.name for c in op.columns if c.name in op.key]
     others = [c.name for c in op.columns if c.name not in op.key]
     seq = col(SEQ_COLUMN)
@@ -268,7 +296,10 @@ def _flush(r: Renderer, op: FlushPendingOp) -> FlushContext:
         first_upsert=alias(first_upsert, FIRST_UPSERT),
         flushed=_flushed(),
         folded=folded,
-        on=keys_equal(key, TARGET_ALIAS, SOURCE_ALIAS),
+        on=exp.and_(
+            keys_equal(key, TARGET_ALIAS, SOURCE_ALIAS),
+            *(keys_in_markers(key_filter, TARGET_ALIAS) if key_filter else ()),
+        ),
         deleting=exp.and_(deleted.copy(), exp.not_(upserted.copy())),
         replacing=deleted,
         replacements=[assign(n, col(replaced_column(n), SOURCE_ALIAS)) for n in others],

@@ -55,6 +55,7 @@ from spark_destination.planner.ir import (
     MergeBatchOp,
     MergeHistoryOp,
     OptimizeOp,
+    PendingKeysOp,
     PendingStatsOp,
     RecordChangesOp,
     RemoveOrphanFilesOp,
@@ -84,6 +85,7 @@ from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.runtime.execute.table_loader import load_table
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -99,6 +101,9 @@ class Batch:
     # Values of the plan's parameter markers that are the destination's own bookkeeping
     # (deferred mode's counters: ``ir.SEQ_BASE_MARKER``, ...), never row values.
     parameters: Mapping[str, object] = field(default_factory=dict)
+    # A merge flush's distinct pending keys (``PendingKeysOp``), for its key filter; None:
+    # not read, or more than the filter binds.
+    pending_keys: pa.Table | None = field(default=None, repr=False)
 
 
 @dataclass(slots=True)
@@ -255,11 +260,15 @@ class Executor:
                     )
             case AppendPendingOp():
                 self._bound(statement, batch, (SEQ_BASE_MARKER, BATCH_MARKER))
-            case FlushPendingOp() | ClearPendingOp():
+            case FlushPendingOp():
+                self._flush(op, statement, batch)
+            case ClearPendingOp():
                 self._bound(statement, batch, (HIGH_MARKER,))
             case PendingStatsOp():
                 assert statement.sql is not None
                 self.sql(statement.sql, what=statement.summary)
+            case PendingKeysOp():
+                self._bound(statement, batch, (HIGH_MARKER,))
             case DescribeOp():
                 pass  # read-only: answered by describe()
             case ListNamespacesOp():
@@ -332,7 +341,7 @@ class Executor:
         sql, args = statement.sql, None
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
-            sql, args = self._key_filtered(statement, batch, sql, Form.KEY_FILTER)
+            sql, args = self._key_filtered(statement, batch.keys, sql, Form.KEY_FILTER)
         assert sql is not None and isinstance(statement.op, MergeBatchOp)
         self.sql(sql, what=statement.summary, args=args, scan_of=statement.op.table)
 
@@ -361,24 +370,35 @@ class Executor:
             sql = statement.form(form)
             if sql is not None:
                 log.info("%s: %s", statement.summary, note)
-                return cls._key_filtered(statement, batch, sql, filtered)
-        return cls._key_filtered(statement, batch, statement.sql, Form.KEY_FILTER)
+                return cls._key_filtered(statement, batch.keys, sql, filtered)
+        keys = batch.keys if batch is not None else None
+        return cls._key_filtered(statement, keys, statement.sql, Form.KEY_FILTER)
 
     @staticmethod
     def _key_filtered(
-        statement: Statement, batch: StagedBatch | None, sql: str | None, form: Form
+        statement: Statement, keys: pa.Table | None, sql: str | None, form: Form
     ) -> tuple[str, dict[str, object] | None]:
-        """The statement's key-filter ``form`` with the batch's keys bound to its markers,
-        when the batch is small enough; otherwise ``sql`` unchanged."""
+        """The statement's key-filter ``form`` with ``keys`` (a batch's, or a flush's pending
+        ones) bound to its markers, when few enough; otherwise ``sql`` unchanged."""
         assert sql is not None
         filtered = statement.form(form)
-        if filtered is None or statement.key_filter is None or batch is None:
+        if filtered is None or statement.key_filter is None:
             return sql, None
-        args = key_filter_args(statement.key_filter, batch.keys)
+        args = key_filter_args(statement.key_filter, keys)
         if args is None:
             return sql, None
-        log.info("%s: the batch's keys filter the table scan", statement.summary)
+        log.info("%s: the keys filter the table scan", statement.summary)
         return filtered, args
+
+    def _flush(self, op: FlushPendingOp, statement: Statement, batch: Batch) -> None:
+        """The merge flush, filtered by the pending keys when they fit the markers: unfiltered,
+        its join moves every row of the table (a flush of one small batch then costs several
+        times that batch's MERGE in merge mode)."""
+        sql, args = self._key_filtered(
+            statement, batch.pending_keys, statement.sql, Form.KEY_FILTER
+        )
+        bound = {**(args or {}), HIGH_MARKER: batch.parameters[HIGH_MARKER]}
+        self.sql(sql, what=statement.summary, args=bound, scan_of=op.table)
 
     def _bound(self, statement: Statement, batch: Batch, markers: tuple[str, ...]) -> None:
         """Run ``statement`` with its ``markers`` bound to the run's ``parameters``."""

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+import pyarrow as pa
+
 from spark_destination.core.errors import ExecutionError
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.deferred import LAYOUT_PROPERTY
@@ -37,6 +39,7 @@ from spark_destination.planner.ir import (
     HIGH_MARKER,
     ClearPendingOp,
     FlushPendingOp,
+    PendingKeysOp,
     PendingStatsOp,
     TableRef,
 )
@@ -162,10 +165,12 @@ def run_flush(
             seconds=time.perf_counter() - started,
             completed_rows=completed,
         )
+    keys = _keys(executor, statements, merge, counts.high)
     record = Marker(high=counts.high, snapshot=_snapshot(session, table))
     _set_marker(session, pending, record)
+    batch = Batch(parameters={HIGH_MARKER: counts.high}, pending_keys=keys)
     with restored_on_failure(session, (table, pending)):
-        executor.run((merge, clear), Batch(parameters={HIGH_MARKER: counts.high}))
+        executor.run((merge, clear), batch)
     return FlushOutcome(
         rows=counts.rows,
         batches=counts.batches,
@@ -201,6 +206,21 @@ def pending_tables(
 
 def _the(statements: RenderedPlan, kind: type[Any]) -> Statement:
     return next(s for s in statements if isinstance(s.op, kind))
+
+
+def _keys(
+    executor: Executor, statements: RenderedPlan, merge: Statement, high: int
+) -> pa.Table | None:
+    """The distinct keys of the rows up to ``high``, for the flush's key filter; None when the
+    flush has no such filter or they do not fit its markers (the query reads one more)."""
+    keys = next((s for s in statements if isinstance(s.op, PendingKeysOp)), None)
+    if keys is None or keys.sql is None or merge.key_filter is None:
+        return None
+    assert isinstance(keys.op, PendingKeysOp)
+    rows = executor.sql(keys.sql, what=keys.summary, args={HIGH_MARKER: high})
+    if len(rows) > len(merge.key_filter.columns[0][1]):
+        return None
+    return pa.Table.from_pylist([dict(zip(keys.op.key, row, strict=True)) for row in rows])
 
 
 def _counts(executor: Executor, stats: Statement) -> PendingCounts:
