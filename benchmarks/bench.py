@@ -494,6 +494,8 @@ class DeferredRun:
     merge_total: float  # N merge-mode batches, one after the other
     deferred_total: float  # N deferred batches and the flush
     flush: float  # the flush of N pending batches
+    # Flushes of one pending batch (its keys fit the flush's key filter), each from the table.
+    flush_one: list[float] = field(default_factory=list)
 
 
 def deferred_run(
@@ -532,6 +534,10 @@ def deferred_run(
     result.deferred = [append(batch()) for _ in range(runs)]  # pending rows only grow
     flush()
     bench.rollback(table, base)
+    for _ in range(3):  # a sync per interval: each flush folds one batch
+        append(batch())
+        result.flush_one.append(flush())
+        bench.rollback(table, base)
     pending = [batch() for _ in range(batches)]
     result.merge_total = sum(merge(request) for request in pending)
     bench.rollback(table, base)
@@ -563,6 +569,11 @@ def deferred_figures(
             (
                 f"one flush of {batches} pending batches ÷ merge small batch p50 at {size:,} rows",
                 run.flush,
+                median(run.merge),
+            ),
+            (
+                f"flush of one pending batch p50 ÷ merge small batch p50 at {size:,} rows",
+                median(run.flush_one),
                 median(run.merge),
             ),
         ]
