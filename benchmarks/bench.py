@@ -20,7 +20,7 @@ replace, 10 update with unmodified values, 10 delete) on tables of 16.5k and 165
 (``--full``: 1.65M and 16.5M, loaded through Spark, not through the connector): deferred
 WriteBatch p50 over merge mode's; deferred p50 at the bigger table over the smaller; N batches
 and one flush over N merge-mode batches (N = 20, ``--full``: 50); that one flush over one
-merge-mode small batch (p50).
+merge-mode small batch (p50), and a flush of one pending batch over that batch.
 
 Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
@@ -30,6 +30,7 @@ Usage:
     .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
     .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
     .venv/bin/python benchmarks/bench.py --deferred      # only the deferred-mode figures
+    .venv/bin/python benchmarks/bench.py --rows 1000000 --writes-only [--format-version 3]
 """
 
 from __future__ import annotations
@@ -632,6 +633,11 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         "--deferred-batches", type=int, help="batches before one flush (default 20, --full 50)"
     )
     parser.add_argument(
+        "--writes-only",
+        action="store_true",
+        help="only the big writes against the floor: upsert, Parquet, mixed, history",
+    )
+    parser.add_argument(
         "--bad-values-only",
         action="store_true",
         help="only the bad_value_policy figures (issue 21): fail vs null, clean vs 1 %% bad",
@@ -721,7 +727,8 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         print(f"batch file: {n:,} rows, {plain:.0f} MB of CSV ({plain * 1e6 / n:.0f} B/row)")
 
         # 0. bad_value_policy: null against fail on a clean batch, then 1 % bad rows.
-        figures += bad_value_figures(bench, n, upsert_rows, upsert_csv, args.runs, rng)
+        if not args.writes_only:
+            figures += bad_value_figures(bench, n, upsert_rows, upsert_csv, args.runs, rng)
         if args.bad_values_only:
             print_figures(figures)
             print(f"(medians of {args.runs} warm runs, alternated; one run: compare ratios)")
@@ -857,6 +864,11 @@ def main() -> None:  # noqa: PLR0915 - one linear script
                     median(both.floor),
                 )
             )
+
+        if args.writes_only:
+            print_figures(figures)
+            print(f"(medians of {args.runs} warm runs, alternated; one run: compare ratios)")
+            return
 
         # 4. Small batches (100 replace, 10 update, 10 delete) on a big and a 10x smaller table,
         # with sequential and with random keys (``small_batch``).
