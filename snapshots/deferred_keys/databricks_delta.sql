@@ -4,4 +4,4 @@ SELECT DISTINCT
 FROM `lake`.`sales`.`__sd_pending_orders`
 WHERE
   `__sd_seq` <= :sd_flush_high
-LIMIT 201
+LIMIT 5

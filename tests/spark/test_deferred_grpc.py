@@ -381,7 +381,9 @@ def test_the_fold_alone_would_not_survive_a_second_run_for_a_key_updated_while_a
         assert table is not None
         (merge,) = (
             s
-            for s in render_plan(plan_flush(ref, table, pending), SPARK_ICEBERG)
+            for s in render_plan(
+                plan_flush(ref, table, pending, target=SPARK_ICEBERG), SPARK_ICEBERG
+            )
             if isinstance(s.op, FlushPendingOp)
         )
         for _ in range(2):

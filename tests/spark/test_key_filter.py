@@ -158,9 +158,16 @@ def test_a_merge_flush_reads_only_the_files_that_may_hold_its_pending_keys(
     expected.append((3000, "b", 6, "six"))
     assert _rows(spark, "flushed") == expected
 
+    # More keys than a batch MERGE binds: the flush's wide filter still keeps to them.
+    wide = SPARK_ICEBERG.key_filter_slots + 20
+    writer.write(DEFERRED, replace=[[str(4000 + i), "b", "3", "w"] for i in range(wide)])
+    engine.flush(DEFERRED, SCHEMA, "flushed")
+    expected += [(4000 + i, "b", 3, "w") for i in range(wide)]
+    assert _rows(spark, "flushed") == expected
+
     # More pending keys than the filter binds: the flush reads every file, and fails on the
     # missing one (its rows stay pending).
-    slots = SPARK_ICEBERG.key_filter_slots
+    slots = SPARK_ICEBERG.flush_filter_slots
     writer.write(DEFERRED, replace=[[str(2000 + i), "b", "2", "big"] for i in range(slots + 1)])
     with pytest.raises(DestinationError):
         engine.flush(DEFERRED, SCHEMA, "flushed")

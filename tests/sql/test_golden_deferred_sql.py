@@ -59,10 +59,11 @@ CASES: dict[str, Op] = {
     "deferred_counts": PendingStatsOp(table=TABLE, pending=PENDING),
     "deferred_flush": FlushPendingOp(table=TABLE, pending=PENDING, columns=ORDERS, key=KEY),
     # The form the runtime runs when the pending keys fit the markers: the scan is filtered.
+    # Four markers here, for a readable golden (the planner asks the target: thousands).
     "deferred_flush_key_filter": FlushPendingOp(
-        table=TABLE, pending=PENDING, columns=ORDERS, key=KEY, filter_key=KEY
+        table=TABLE, pending=PENDING, columns=ORDERS, key=KEY, filter_key=KEY, filter_slots=4
     ),
-    "deferred_keys": PendingKeysOp(table=TABLE, pending=PENDING, key=KEY),
+    "deferred_keys": PendingKeysOp(table=TABLE, pending=PENDING, key=KEY, limit=5),
     "deferred_flush_all_types": FlushPendingOp(
         table=ALL_TYPES_TABLE, pending=ALL_TYPES_PENDING, columns=ALL_TYPES, key=("id",)
     ),
@@ -106,10 +107,50 @@ def test_the_flush_key_filter_form_filters_the_table_by_the_pending_keys() -> No
     assert filtered is not None and statement.key_filter is not None and keys.sql is not None
     assert [name for name, _ in statement.key_filter.columns] == ["id", "region"]
     for name, markers in statement.key_filter.columns:
-        assert f"`t`.`{name}` IN (\n  :{markers[0]},\n" in filtered
+        assert len(markers) == 4
+        bound = ", ".join(f":{marker}" for marker in markers)
+        assert f"`t`.`{name}` IN ({bound})" in filtered
     # The plain form reads the whole table; the keys query reads one more key than fits.
     assert ":sd_key" not in (statement.sql or "")
-    assert keys.sql.endswith(f"LIMIT {len(statement.key_filter.columns[0][1]) + 1}")
+    assert keys.sql.endswith("LIMIT 5")
     assert "`__sd_seq` <= :sd_flush_high" in keys.sql
     (unfiltered,) = rendered(CASES["deferred_flush"], "spark_iceberg")
     assert unfiltered.form(Form.KEY_FILTER) is None and unfiltered.key_filter is None
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_a_flush_with_more_slots_than_a_batch_merge_has_a_wide_key_filter_form(
+    dialect: str,
+) -> None:
+    # The batch MERGE's number of markers first (binding thousands costs seconds), then the
+    # wide form for the rest, up to ``filter_slots``.
+    narrow = DIALECTS[dialect].key_filter_slots
+    op = FlushPendingOp(
+        table=TABLE,
+        pending=PENDING,
+        columns=ORDERS,
+        key=KEY,
+        filter_key=KEY,
+        filter_slots=narrow + 50,
+    )
+    (statement,) = rendered(op, dialect)
+    assert statement.key_filter is not None and statement.wide_key_filter is not None
+    assert [len(m) for _, m in statement.key_filter.columns] == [narrow, narrow]
+    assert [len(m) for _, m in statement.wide_key_filter.columns] == [narrow + 50] * 2
+    wide = statement.form(Form.WIDE_KEY_FILTER)
+    assert wide is not None and f":sd_key_1_{narrow + 49}" in wide
+    assert f":sd_key_1_{narrow}" not in (statement.form(Form.KEY_FILTER) or "")
+    assert_parses_back(statement, DIALECTS[dialect])
+    # No wider than the batch MERGE's: no wide form.
+    (plain,) = rendered(
+        FlushPendingOp(
+            table=TABLE,
+            pending=PENDING,
+            columns=ORDERS,
+            key=KEY,
+            filter_key=KEY,
+            filter_slots=narrow,
+        ),
+        dialect,
+    )
+    assert plain.form(Form.WIDE_KEY_FILTER) is None and plain.wide_key_filter is None

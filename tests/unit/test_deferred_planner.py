@@ -206,12 +206,15 @@ def test_merge_modes_checks_still_apply() -> None:
 
 
 def test_a_flush_reads_the_counters_and_keys_merges_then_deletes() -> None:
-    plan = plan_flush(REF, ORDERS, PENDING)
+    plan = plan_flush(REF, ORDERS, PENDING, target=SPARK_ICEBERG)
     kinds = [type(op) for op in plan.ops]
     assert kinds == [PendingStatsOp, PendingKeysOp, FlushPendingOp, ClearPendingOp]
     keys, flush = plan.ops[1], plan.ops[2]
-    assert isinstance(keys, PendingKeysOp) and keys.key == ("id",)
+    slots = SPARK_ICEBERG.flush_filter_slots
+    assert isinstance(keys, PendingKeysOp) and keys.key == ("id",) and keys.limit == slots + 1
     assert isinstance(flush, FlushPendingOp) and flush.key == flush.filter_key == ("id",)
+    # Far more keys than a batch MERGE binds: unfiltered, the flush's join moves every row.
+    assert flush.filter_slots == slots > SPARK_ICEBERG.key_filter_slots
 
 
 def test_a_flush_on_a_key_that_cannot_filter_reads_no_keys() -> None:
@@ -223,7 +226,7 @@ def test_a_flush_on_a_key_that_cannot_filter_reads_no_keys() -> None:
             Column(name="value", type=DataType.STRING),
         ),
     )
-    plan = plan_flush(REF, table, PENDING)
+    plan = plan_flush(REF, table, PENDING, target=SPARK_ICEBERG)
     assert [type(op) for op in plan.ops] == [PendingStatsOp, FlushPendingOp, ClearPendingOp]
     flush = plan.ops[1]
     assert isinstance(flush, FlushPendingOp) and flush.filter_key == ()

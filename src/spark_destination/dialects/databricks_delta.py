@@ -26,7 +26,13 @@ from types import MappingProxyType
 from typing import Final
 
 from spark_destination.core.model import DataType
-from spark_destination.dialects.base import DecimalWidening, Dialect, KeyStyle, NameRules
+from spark_destination.dialects.base import (
+    FLUSH_FILTER_SLOTS,
+    DecimalWidening,
+    Dialect,
+    KeyStyle,
+    NameRules,
+)
 from spark_destination.dialects.skeletons import Skeletons
 from spark_destination.dialects.spark_iceberg import SPARK_TYPE_NAMES
 from spark_destination.planner.target import Maintenance
@@ -88,6 +94,7 @@ DATABRICKS_DELTA: Final = Dialect(
     # Delta skips files by min/max statistics for IN lists; the same bound as Iceberg's keeps
     # the rendered forms alike.
     key_filter_slots=200,
+    flush_filter_slots=FLUSH_FILTER_SLOTS,
     names=NameRules(refused=UNITY_CATALOG_REFUSED, lower_case=True),
     maintenance=Maintenance.OPTIMIZE_AND_VACUUM,
     # VACUUM's safety check (spark.databricks.delta.retentionDurationCheck.enabled).

@@ -23,6 +23,9 @@ class Form(enum.Enum):
     # ``UNIQUE_KEYS`` plus an IN filter on the table's key columns whose parameter markers
     # (``Statement.key_filter``) bind the batch's keys: for batches with few keys.
     KEY_FILTER = "no key repeats, and few enough keys to bind as a filter"
+    # A merge flush's key filter for more pending keys than ``KEY_FILTER`` binds, with the
+    # markers of ``Statement.wide_key_filter``: thousands, each bound at a cost, so only then.
+    WIDE_KEY_FILTER = "more pending keys than the key filter binds, few enough for a wide one"
     # The history MERGE without reading the stored versions first: no value is unmodified and
     # no key has two new versions (``dialects.lowering.merge_history_full``).
     FULL_VERSIONS = "history batch of complete new versions, at most one per key"
@@ -87,6 +90,7 @@ class Statement:
     forms: tuple[tuple[Form, str], ...] = ()
     layout: tuple[CheckOutput, ...] = ()
     key_filter: KeyFilter | None = None
+    wide_key_filter: KeyFilter | None = None
     # How ``sql`` parses back (``dialects.edge.parse_back``, in the tests and ``preview``): a
     # statement outside sqlglot's grammar, or one it prints right but flags as unsupported.
     command: bool = False

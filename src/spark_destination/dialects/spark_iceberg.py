@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Final
 
 from spark_destination.core.model import DataType
-from spark_destination.dialects.base import DecimalWidening, Dialect, KeyStyle
+from spark_destination.dialects.base import FLUSH_FILTER_SLOTS, DecimalWidening, Dialect, KeyStyle
 from spark_destination.dialects.skeletons import Skeletons
 from spark_destination.planner.ir import TableLayout
 from spark_destination.planner.target import Maintenance
@@ -146,6 +146,7 @@ SPARK_ICEBERG: Final = Dialect(
     # Iceberg prunes data files and Parquet row groups by min/max statistics (and bloom
     # filters) for IN lists of at most 200 values (InclusiveMetricsEvaluator's limit).
     key_filter_slots=200,
+    flush_filter_slots=FLUSH_FILTER_SLOTS,
     maintenance=Maintenance.SNAPSHOT_PROCEDURES,
     layout=IcebergLayout(),
     executable=True,

@@ -141,15 +141,19 @@ def plan_deferred_write(
     return Plan(ops=tuple(ops))
 
 
-def plan_flush(table: TableRef, current: Table, pending: TableRef) -> Plan:
+def plan_flush(table: TableRef, current: Table, pending: TableRef, *, target: Target) -> Plan:
     """A merge flush of ``table`` (as it is: ``current``): read the pending rows' counters
     (and, when the key can filter the table's scan, their distinct keys), fold the rows up to
     the highest counter into the table, delete them from ``pending``. The runtime binds the
-    highest counter it read, and the keys when few enough (``runtime.execute.pending``)."""
+    highest counter it read, and the keys when at most the target's ``flush_filter_slots``
+    (``runtime.execute.pending``)."""
     key = merge_key(current)
-    filtered = filter_key(current.columns, key)
+    slots = target.flush_filter_slots
+    filtered = filter_key(current.columns, key) if slots > 0 else ()
     keys: tuple[Op, ...] = (
-        (PendingKeysOp(table=table, pending=pending, key=filtered),) if filtered else ()
+        (PendingKeysOp(table=table, pending=pending, key=filtered, limit=slots + 1),)
+        if filtered
+        else ()
     )
     return Plan(
         ops=(
@@ -161,6 +165,7 @@ def plan_flush(table: TableRef, current: Table, pending: TableRef) -> Plan:
                 columns=current.columns,
                 key=key,
                 filter_key=filtered,
+                filter_slots=slots if filtered else 0,
             ),
             ClearPendingOp(table=table, pending=pending),
         )

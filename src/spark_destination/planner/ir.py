@@ -234,12 +234,13 @@ class PendingStatsOp:
 class PendingKeysOp:
     """Read-only: the distinct values of the ``key`` columns (a flush's ``filter_key``) over
     the rows of ``pending`` a flush folds (``SEQ_COLUMN`` at most the bound ``HIGH_MARKER``),
-    at most one more than the dialect's key-filter markers: the runtime binds them to the
-    flush's key filter when they fit."""
+    at most ``limit`` of them (one more than the flush's key filter binds: the runtime then
+    knows they do not fit)."""
 
     table: TableRef
     pending: TableRef
     key: tuple[str, ...]
+    limit: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,15 +250,17 @@ class FlushPendingOp:
     counter order: a delete makes the key absent, an upsert makes it present with the row's
     values (NULL where unmodified when absent before), an update overlays its values and is
     ignored while the key is absent (``dialects.lowering.pending`` says how, and why a
-    re-run is safe). ``columns`` are every column of ``table``. Values of the ``filter_key``
-    columns may bind as a filter on the table's scan, as in ``MergeBatchOp``: without it the
-    MERGE's join moves every row of the table; with it, only the rows of the pending keys."""
+    re-run is safe). ``columns`` are every column of ``table``. Up to ``filter_slots``
+    distinct values of the ``filter_key`` columns may bind as a filter on the table's scan, as
+    in ``MergeBatchOp``: without it the MERGE's join moves every row of the table; with it,
+    only the rows of the pending keys."""
 
     table: TableRef
     pending: TableRef
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     filter_key: tuple[str, ...] = ()
+    filter_slots: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

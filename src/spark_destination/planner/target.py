@@ -84,6 +84,13 @@ class Target(Protocol):
         ...
 
     @property
+    def flush_filter_slots(self) -> int:
+        """How many distinct pending keys a merge flush may bind as a filter on the table's
+        scan (0: never). Far more than a batch MERGE's ``key_filter_slots``: a flush is rare,
+        and unfiltered its join moves every row of the table."""
+        ...
+
+    @property
     def maintenance(self) -> Maintenance:
         """How the table format's tables are maintained."""
         ...

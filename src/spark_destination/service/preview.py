@@ -47,7 +47,8 @@ def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
                 raise InvalidRequestError("a flush request needs the table ('table')")
             ref = table_ref(catalog, request.schema, request.table, target=dialect)
             prefix = preview.config.intermediate_table_prefix
-            return plan_flush(ref, preview.existing, pending_ref(ref, prefix, target=dialect))
+            pending = pending_ref(ref, prefix, target=dialect)
+            return plan_flush(ref, preview.existing, pending, target=dialect)
         case WriteBatchRequest() if preview.config.write_mode is WriteMode.DEFERRED:
             ref = table_ref(catalog, request.schema, request.table.name, target=dialect)
             prefix = preview.config.intermediate_table_prefix

@@ -70,6 +70,7 @@ class Renderer:
         forms: tuple[tuple[Form, Skeleton], ...] = (),
         layout: tuple[CheckOutput, ...] = (),
         key_filter: KeyFilter | None = None,
+        wide_key_filter: KeyFilter | None = None,
     ) -> Statement:
         return Statement(
             op=op,
@@ -78,6 +79,7 @@ class Renderer:
             forms=tuple((form, self.to_sql(s)) for form, s in forms),
             layout=layout,
             key_filter=key_filter,
+            wide_key_filter=wide_key_filter,
             command=skeleton.template in self.dialect.skeletons.commands,
             known_gap=known_gap,
         )

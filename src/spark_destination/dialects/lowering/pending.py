@@ -166,20 +166,31 @@ def lower_pending(r: Renderer, op: PendingOp) -> Statement:
                 pending=r.table(op.pending),
                 key=[identifier(k) for k in op.key],
                 flushed=_flushed(),
-                # One more than the markers: the runtime then knows the keys do not fit.
-                limit=exp.Literal.number(r.dialect.key_filter_slots + 1),
+                limit=exp.Literal.number(op.limit),
             )
             summary = f"read the distinct keys pending in {op.pending.name!r}"
             return r.statement(op, r.template("pending_keys", keys), summary)
         case FlushPendingOp():
             summary = f"merge flush of {op.pending.name!r} into {op.table.name!r}"
             sql = r.template("flush_pending", _flush(r, op, None))
-            key_filter = markers_for(op.filter_key, r.dialect.key_filter_slots)
+            # The batch MERGE's number of markers first: binding thousands costs seconds.
+            narrow = min(op.filter_slots, r.dialect.key_filter_slots)
+            key_filter = markers_for(op.filter_key, narrow)
             if key_filter is None:
                 return r.statement(op, sql, summary)
-            filtered = r.template("flush_pending", _flush(r, op, key_filter))
+            forms = [(Form.KEY_FILTER, r.template("flush_pending", _flush(r, op, key_filter)))]
+            wide = markers_for(op.filter_key, op.filter_slots) if op.filter_slots > narrow else None
+            if wide is not None:
+                forms.append(
+                    (Form.WIDE_KEY_FILTER, r.template("flush_pending", _flush(r, op, wide)))
+                )
             return r.statement(
-                op, sql, summary, forms=((Form.KEY_FILTER, filtered),), key_filter=key_filter
+                op,
+                sql,
+                summary,
+                forms=tuple(forms),
+                key_filter=key_filter,
+                wide_key_filter=wide,
             )
         case ClearPendingOp():
             # A plain DELETE, as a hard truncate is: the truncate skeleton.

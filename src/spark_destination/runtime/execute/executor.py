@@ -394,9 +394,14 @@ class Executor:
         """The merge flush, filtered by the pending keys when they fit the markers: unfiltered,
         its join moves every row of the table (a flush of one small batch then costs several
         times that batch's MERGE in merge mode)."""
-        sql, args = self._key_filtered(
-            statement, batch.pending_keys, statement.sql, Form.KEY_FILTER
-        )
+        keys = batch.pending_keys
+        sql, args = self._key_filtered(statement, keys, statement.sql, Form.KEY_FILTER)
+        wide, filtered = statement.wide_key_filter, statement.form(Form.WIDE_KEY_FILTER)
+        if args is None and wide is not None and filtered is not None:
+            args = key_filter_args(wide, keys)
+            if args is not None:
+                log.info("%s: the keys filter the table scan (wide filter)", statement.summary)
+                sql = filtered
         bound = {**(args or {}), HIGH_MARKER: batch.parameters[HIGH_MARKER]}
         self.sql(sql, what=statement.summary, args=bound, scan_of=op.table)
 
