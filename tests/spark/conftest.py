@@ -99,7 +99,11 @@ def dest(
     mode = getattr(request, "param", None)
     configuration = mode_configuration(mode) if mode else {}
     return Destination(
-        stub=stub, workdir=tmp_path, configuration=configuration, schema=f"test_{next(_schemas)}"
+        stub=stub,
+        workdir=tmp_path,
+        configuration=configuration,
+        schema=f"test_{next(_schemas)}",
+        server_mode=WRITE_MODE,
     )
 
 

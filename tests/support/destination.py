@@ -64,10 +64,14 @@ class Destination:
     schema: str
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     counter: int = 0
+    # The server's default write mode (``SPARK_DESTINATION_WRITE_MODE``), used when
+    # ``configuration`` names none.
+    server_mode: str = "merge"
 
     @property
     def deferred(self) -> bool:
-        return self.configuration.get("write_mode") == "deferred"
+        """Whether the server writes this destination's batches in deferred mode."""
+        return self.configuration.get("write_mode", self.server_mode) == "deferred"
 
     def write_file(
         self,
@@ -184,9 +188,13 @@ class Lake:
     catalog: str
     flush: Callable[[], object] | None = None
 
-    def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
+    def settle(self) -> None:
+        """Merge deferred mode's pending batches into their tables (none pend in merge mode)."""
         if self.flush is not None:
             self.flush()
+
+    def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
+        self.settle()
         frame = self.session.newSession().table(qualified(self.catalog, schema, table))
         if order_by:
             frame = frame.orderBy(order_by)
