@@ -107,12 +107,6 @@ def dest(
     )
 
 
-def flush_pending(engine: Engine) -> None:
-    """Merge every table the engine holds pending rows for (deferred mode)."""
-    for item in engine.pending():
-        engine.flush({}, item.table.schema, item.table.name)
-
-
 @pytest.fixture(scope="session")
 def lake(spark: SparkSession, spark_settings: SparkSettings, engine: Engine) -> Lake:
-    return Lake(session=spark, catalog=spark_settings.catalog, flush=lambda: flush_pending(engine))
+    return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
