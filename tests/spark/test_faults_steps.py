@@ -22,11 +22,10 @@ from typing import Any
 
 import pytest
 
-from spark_destination.core.config import parse_config
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.support.destination import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -322,7 +321,6 @@ FLUSHING_FIRST = (
     "migrate_rename_table",
     "truncate_soft_new_column",
 )
-PENDING_PREFIX = parse_config({}).intermediate_table_prefix
 
 
 @pytest.mark.parametrize("dest", ["deferred"], indirect=True)

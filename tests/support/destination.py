@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spark_destination.core.config import parse_config
 from spark_destination.core.model import Compression, Encryption, FileParams
 from spark_destination.dialects.quoting import qualified
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -29,6 +30,8 @@ UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TYPES = {t: getattr(common, t) for t in common.DataType.keys()}  # noqa: SIM118
 # The write modes a test parametrized over ``dest`` runs in (``indirect``: see conftest).
 WRITE_MODES = ("merge", "deferred")
+# Deferred mode: table ``t``'s pending batches are in table ``PENDING_PREFIX + t`` (default).
+PENDING_PREFIX = parse_config({}).intermediate_table_prefix
 
 
 def mode_configuration(mode: str) -> dict[str, str]:
