@@ -99,16 +99,14 @@ def dest(
     mode = getattr(request, "param", None)
     configuration = mode_configuration(mode) if mode else {}
     return Destination(
-        stub=stub, workdir=tmp_path, configuration=configuration, schema=f"test_{next(_schemas)}"
+        stub=stub,
+        workdir=tmp_path,
+        configuration=configuration,
+        schema=f"test_{next(_schemas)}",
+        server_mode=WRITE_MODE,
     )
-
-
-def flush_pending(engine: Engine) -> None:
-    """Merge every table the engine holds pending rows for (deferred mode)."""
-    for item in engine.pending():
-        engine.flush({}, item.table.schema, item.table.name)
 
 
 @pytest.fixture(scope="session")
 def lake(spark: SparkSession, spark_settings: SparkSettings, engine: Engine) -> Lake:
-    return Lake(session=spark, catalog=spark_settings.catalog, flush=lambda: flush_pending(engine))
+    return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -47,8 +48,7 @@ def identifier_fields(lake: Lake, dest: Destination, name: str) -> set[str]:
 def state(lake: Lake, dest: Destination, name: str) -> tuple:
     """Everything 'unchanged' means: rows, physical schema, Fivetran description, key fields
     and the current snapshot."""
-    if lake.flush is not None:  # deferred mode: the table as merge mode would have it
-        lake.flush()
+    lake.settle()  # deferred mode: the table as merge mode would have it
     table = qualified(lake.catalog, dest.schema, name)
     session = lake.session.newSession()
     rows = sorted(map(repr, (r.asDict() for r in session.table(table).collect())))
@@ -282,12 +282,12 @@ def test_a_failure_between_steps_then_a_retry_converges(
     real_sql = Executor.sql
     failures = {"set identifier fields": 1, "set properties": 1}
 
-    def flaky(self: Executor, text: str, *, what: str) -> list[object]:
+    def flaky(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
         for prefix, left in failures.items():
             if what.startswith(prefix) and left:
                 failures[prefix] = left - 1
                 raise RuntimeError("injected failure")
-        return real_sql(self, text, what=what)
+        return real_sql(self, text, what=what, **kwargs)
 
     monkeypatch.setattr(Executor, "sql", flaky)
     before = state(lake, dest, "t")
@@ -335,6 +335,7 @@ def test_100k_rows_survive_a_type_change_and_key_changes(dest: Destination, lake
         for i in range(n)
     ]
     seed(dest, "big", columns, rows)
+    lake.settle()  # deferred mode: the seed's rows are pending until a flush
     table = qualified(lake.catalog, dest.schema, "big")
     session = lake.session.newSession()
     assert session.table(table).count() == n

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime
 from decimal import Decimal
@@ -22,6 +23,7 @@ from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from spark_destination.service import deferred as deferred_module
 from spark_destination.service import engine as engine_module
 from spark_destination.tester.batch_writer import new_key, write_parquet_table
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
@@ -151,6 +153,26 @@ def record(
     }
 
 
+def committing_op(dest: Destination) -> str:
+    """The step that commits a WriteBatch's rows, after its records: the MERGE into the table,
+    or in deferred mode the append to the intermediate table (the flush merges later)."""
+    return "AppendPendingOp" if dest.deferred else "MergeBatchOp"
+
+
+@contextlib.contextmanager
+def failing_before(op: str) -> Iterator[list[faults.Boundary]]:
+    """Fail once at the first step boundary before an ``op`` statement; yields the hits."""
+    hits: list[faults.Boundary] = []
+
+    def hook(point: faults.Boundary) -> None:
+        if not hits and point.op == op:
+            hits.append(point)
+            raise faults.InjectedFault(f"injected fault {point.name}")
+
+    with faults.installed(hook):
+        yield hits
+
+
 def changes_exist(lake: Lake, dest: Destination) -> bool:
     name = qualified(lake.catalog, dest.schema, CHANGES)
     return bool(lake.session.newSession().catalog.tableExists(name))
@@ -251,9 +273,9 @@ def test_a_request_failing_after_its_records_leaves_neither_records_nor_rows(
     snapshots = lake.snapshot_count(dest.schema, CHANGES)
 
     batch = dest.write_file(HEADER, [row(2, SYNC2, d="nope")])
-    with faults.inject("before 3:MergeBatchOp") as hits:
+    with failing_before(committing_op(dest)) as hits:
         response = dest.write("t", COLUMNS, replace=[batch])
-    assert hits and outcome(response) == "task"
+    assert [h.index for h in hits] == [3] and outcome(response) == "task"
     assert rows(lake, dest) == before_rows
     assert records(lake, dest) == before_records
     assert lake.snapshot_count(dest.schema, CHANGES) == snapshots
@@ -277,10 +299,11 @@ def test_a_retry_after_a_crash_between_records_and_merge_adds_no_second_record(
     batch = dest.write_file(HEADER, [row(1), row(2, nd="2023-02-29", t="7")])
     with monkeypatch.context() as crashed_process:
         # A killed process restores nothing: the records' commit stays.
-        crashed_process.setattr(
-            engine_module, "restored_on_failure", lambda session, tables: contextlib.nullcontext()
-        )
-        with faults.inject("before 3:MergeBatchOp") as hits:
+        for module in (engine_module, deferred_module):
+            crashed_process.setattr(
+                module, "restored_on_failure", lambda session, tables: contextlib.nullcontext()
+            )
+        with failing_before(committing_op(dest)) as hits:
             assert outcome(dest.write("t", COLUMNS, replace=[batch])) == "task"
     assert hits
     crashed = records(lake, dest)
@@ -385,17 +408,19 @@ def test_tables_of_one_schema_record_their_changes_at_the_same_time(
         name: dest.write_file(HEADER, [row(1, i="x"), row(2), row(3, d="y")]) for name in names
     }
     inside, most, guard = 0, 0, threading.Lock()
+    commit = committing_op(dest)
 
     def hook(point: faults.Boundary) -> None:
-        # Between its records and its MERGE a request holds the changes table: count how
-        # many requests are there at once (a moment's wait widens the window).
+        # Between its records and its MERGE (deferred mode: its append) a request holds the
+        # changes table: count how many requests are there at once (a moment's wait widens
+        # the window).
         nonlocal inside, most
         if point.op == "RecordChangesOp" and point.index == 2:
             with guard:
                 inside += 1
                 most = max(most, inside)
             time.sleep(0.3)
-        elif point.op == "MergeBatchOp":
+        elif point.op == commit:
             with guard:
                 inside -= 1
 

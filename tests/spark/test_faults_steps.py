@@ -6,6 +6,12 @@ then gives what a run with no fault gives.
 Each scenario runs twice on one gRPC server: once cleanly in schema A (recording the boundaries
 its plan reaches), then in schema B with a fault injected at each boundary in turn, then retried
 without a fault; B must then equal A.
+
+In deferred write mode (``SPARK_DESTINATION_WRITE_MODE=deferred``) a WriteBatch's steps are
+staging and the append to the intermediate table, and the tables are compared after a flush (as
+merge mode would have them). A request other than a deferred WriteBatch first merges the table's
+pending rows (a flush of its own); a fault in that flush must leave the table and its pending
+rows exactly as they were, and the retry must converge (the last test, always in deferred mode).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import pytest
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.support.destination import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -227,37 +233,42 @@ def _ts(text: str) -> Any:
 
 def state(dest: Destination, lake: Lake, tables: tuple[str, ...]) -> dict[str, Any]:
     """Everything a fault must not change: DescribeTable, rows, snapshot ids, current one."""
+    lake.settle()  # deferred mode: the tables as merge mode would have them
+    return stored(dest, lake, tables)
+
+
+def stored(dest: Destination, lake: Lake, tables: tuple[str, ...]) -> dict[str, Any]:
+    """``state`` as stored, without a flush first."""
     found: dict[str, Any] = {}
-    if lake.flush is not None:  # deferred mode: the tables as merge mode would have them
-        lake.flush()
     for name in tables:
         described = dest.describe(name)
         if described.WhichOneof("response") != "table":
             found[name] = None
             continue
-        session = lake.session.newSession()
-        qualified = f"{lake.catalog}.`{dest.schema}`.`{name}`"
-        frame = session.table(qualified)
-        # As text: PySpark cannot turn the minimum timestamp (0001-01-01) into a datetime.
-        frame = frame.selectExpr(*(f"CAST(`{c}` AS STRING)" for c in frame.columns))
-        rows = sorted(tuple(r) for r in frame.collect())
-        snapshots = [
-            (r[0], r[1])
-            for r in session.sql(
-                f"SELECT snapshot_id, operation FROM {qualified}.snapshots ORDER BY committed_at"
-            ).collect()
-        ]
-        current = session.sql(
-            f"SELECT snapshot_id FROM {qualified}.history WHERE is_current_ancestor "
-            "ORDER BY made_current_at DESC LIMIT 1"
-        ).collect()
-        found[name] = {
-            "described": str(described.table),
-            "rows": rows,
-            "snapshots": snapshots,
-            "current": current[0][0] if current else None,
-        }
+        found[name] = {"described": str(described.table), **_contents(dest, lake, name)}
     return found
+
+
+def _contents(dest: Destination, lake: Lake, name: str) -> dict[str, Any]:
+    """A table's rows, snapshot ids and current snapshot (any table, the destination's own
+    intermediate tables included)."""
+    session = lake.session.newSession()
+    qualified = f"{lake.catalog}.`{dest.schema}`.`{name}`"
+    frame = session.table(qualified)
+    # As text: PySpark cannot turn the minimum timestamp (0001-01-01) into a datetime.
+    frame = frame.selectExpr(*(f"CAST(`{c}` AS STRING)" for c in frame.columns))
+    rows = sorted(tuple(r) for r in frame.collect())
+    snapshots = [
+        (r[0], r[1])
+        for r in session.sql(
+            f"SELECT snapshot_id, operation FROM {qualified}.snapshots ORDER BY committed_at"
+        ).collect()
+    ]
+    current = session.sql(
+        f"SELECT snapshot_id FROM {qualified}.history WHERE is_current_ancestor "
+        "ORDER BY made_current_at DESC LIMIT 1"
+    ).collect()
+    return {"rows": rows, "snapshots": snapshots, "current": current[0][0] if current else None}
 
 
 def comparable(found: dict[str, Any]) -> dict[str, Any]:
@@ -279,6 +290,9 @@ def test_a_fault_at_every_step_boundary_changes_nothing_and_the_retry_converges(
     clean, faulty = dest, replace(dest, schema=dest.schema + "_f")
 
     scenario.setup(clean, files)
+    # Deferred mode: the setup's pending rows are merged first here as in schema B, so the
+    # boundaries are those of the request's own plan (its flush: the test below).
+    lake.settle()
     with faults.recording() as seen:
         _ok(scenario.request(clean, files))
     expected = comparable(state(clean, lake, scenario.tables))
@@ -295,6 +309,45 @@ def test_a_fault_at_every_step_boundary_changes_nothing_and_the_retry_converges(
         assert response.WhichOneof("response") == "task", (point, response)
         assert "injected fault" in response.task.message
         assert state(faulty, lake, scenario.tables) == before, f"{name}: changed at {point}"
+    _ok(scenario.request(faulty, files))
+    assert comparable(state(faulty, lake, scenario.tables)) == expected
+
+
+# The scenarios whose request, in deferred mode, first merges rows the setup left pending.
+FLUSHING_FIRST = (
+    "alter_table",
+    "migrate_add_column_default",
+    "migrate_copy_table",
+    "migrate_rename_table",
+    "truncate_soft_new_column",
+)
+
+
+@pytest.mark.parametrize("dest", ["deferred"], indirect=True)
+@pytest.mark.parametrize("name", FLUSHING_FIRST)
+def test_a_fault_in_the_flush_a_request_runs_first_keeps_the_pending_rows(
+    name: str, dest: Destination, lake: Lake
+) -> None:
+    """Deferred mode: the request's flush fails before its clean-up, after its MERGE; the
+    table and its intermediate table are restored, the request answers a task, and the retry
+    flushes and converges."""
+    scenario = SCENARIOS[name]
+    files = scenario.prepare(dest)
+    clean, faulty = dest, replace(dest, schema=dest.schema + "_f")
+    scenario.setup(clean, files)
+    _ok(scenario.request(clean, files))
+    expected = comparable(state(clean, lake, scenario.tables))
+
+    scenario.setup(faulty, files)
+    pending = PENDING_PREFIX + "t"
+    before = stored(faulty, lake, scenario.tables), _contents(faulty, lake, pending)
+    assert len(before[1]["rows"]) == 5 and before[0]["t"]["rows"] == []
+    with faults.inject("before 1:ClearPendingOp", table="t") as hits:
+        response = scenario.request(faulty, files)
+    assert hits, f"{name}: its request did not flush first"
+    assert response.WhichOneof("response") == "task", response
+    assert "injected fault" in response.task.message
+    assert (stored(faulty, lake, scenario.tables), _contents(faulty, lake, pending)) == before
     _ok(scenario.request(faulty, files))
     assert comparable(state(faulty, lake, scenario.tables)) == expected
 

@@ -1,6 +1,7 @@
 """Transient failures (an Iceberg commit conflict, a lost shuffle block) are retried inside the
 request, a bounded number of times, and logged; permanent ones fail at once. The failures are
-real Java exception objects thrown at the MERGE, classified by their Java class."""
+real Java exception objects thrown at the statement that commits the batch (the MERGE; in
+deferred write mode the append to the intermediate table), classified by their Java class."""
 
 from __future__ import annotations
 
@@ -34,10 +35,21 @@ def java_error(spark: SparkSession, cls: str, *, wrapped: bool = True) -> Py4JJa
     return Py4JJavaError("An error occurred while calling o1.sql.\n", thrown)
 
 
-def failing_merges(
-    monkeypatch: pytest.MonkeyPatch, error: Callable[[], Py4JJavaError], times: int
+def committing(dest: Destination) -> str:
+    """The first word of the statement that commits ``dest``'s WriteBatch: its MERGE, or in
+    deferred mode its INSERT into the intermediate table (the flush merges later)."""
+    return "INSERT" if dest.deferred else "MERGE"
+
+
+def failing_commits(
+    monkeypatch: pytest.MonkeyPatch,
+    error: Callable[[], Py4JJavaError],
+    times: int,
+    *,
+    statement: str,
 ) -> list[str]:
-    """Make the next ``times`` MERGE statements raise ``error()``; returns the attempts.
+    """Make the next ``times`` statements starting with ``statement`` raise ``error()``;
+    returns the attempts.
 
     Both ways the executor runs a statement fail: ``SparkSession.sql`` and, for a statement
     with bound values (a small batch's key filter), ``runtime.bound_sql``."""
@@ -45,8 +57,8 @@ def failing_merges(
     attempts: list[str] = []
 
     def attempt(text: str) -> None:
-        if text.lstrip().upper().startswith("MERGE"):
-            attempts.append(text[:5])
+        if text.lstrip().upper().startswith(statement):
+            attempts.append(text[: len(statement)])
             if len(attempts) <= times:
                 raise error()
 
@@ -99,7 +111,9 @@ def test_a_transient_failure_is_retried_and_logged(
         def error() -> Py4JJavaError:
             return java_error(spark, cls)
 
-    attempts = failing_merges(monkeypatch, error, times=transient.MAX_ATTEMPTS - 1)
+    attempts = failing_commits(
+        monkeypatch, error, times=transient.MAX_ATTEMPTS - 1, statement=committing(dest)
+    )
     batch = dest.write_file(HEADER, [["2", "b"]])
     with caplog.at_level(logging.WARNING, logger="spark_destination.runtime.execute.transient"):
         response = dest.write("t", COLUMNS, replace=[batch])
@@ -117,7 +131,9 @@ def test_retries_are_bounded(
     before = seeded(dest, lake)
     monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
     cls = "org.apache.iceberg.exceptions.CommitFailedException"
-    attempts = failing_merges(monkeypatch, lambda: java_error(spark, cls), times=100)
+    attempts = failing_commits(
+        monkeypatch, lambda: java_error(spark, cls), times=100, statement=committing(dest)
+    )
     response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
     assert response.WhichOneof("response") == "task"
     assert len(attempts) == transient.MAX_ATTEMPTS
@@ -155,7 +171,7 @@ def test_a_permanent_failure_is_not_retried(
         def error() -> Py4JJavaError:
             return java_error(spark, cls)
 
-    attempts = failing_merges(monkeypatch, error, times=100)
+    attempts = failing_commits(monkeypatch, error, times=100, statement=committing(dest))
     response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
     assert response.WhichOneof("response") == "task"
     assert len(attempts) == 1

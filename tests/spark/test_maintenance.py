@@ -24,13 +24,17 @@ from tests.support.destination import UNMOD, Destination, Lake
 pytestmark = pytest.mark.spark
 
 
-def _small_batches(dest: Destination, batches: int) -> None:
-    """Seed 40 rows, then small batches that update and delete a few (one delete file each)."""
+def _small_batches(dest: Destination, lake: Lake, batches: int) -> None:
+    """Seed 40 rows, then small batches that update and delete a few (one delete file each).
+
+    Deferred mode: each batch is flushed before the next (as a timer shorter than the time
+    between syncs does), so the table gets merge mode's commits."""
     assert outcome(dest.create("orders", orders())) == "success"
     seed = [[str(i), f"{i}.00", f"note {i}", SYNC1, "false"] for i in range(40)]
     assert outcome(dest.write("orders", orders(), replace=[dest.write_file(HEADER, seed)])) == (
         "success"
     )
+    lake.settle()
     for n in range(batches):
         update = dest.write_file(HEADER, [[str(n), f"{n}.99", UNMOD, SYNC2, "false"]])
         delete = dest.write_file(HEADER, [[str(39 - n), UNMOD, UNMOD, SYNC2, "true"]])
@@ -39,6 +43,7 @@ def _small_batches(dest: Destination, batches: int) -> None:
             "orders", orders(), replace=[upsert], update=[update], delete=[delete]
         )
         assert outcome(response) == "success"
+        lake.settle()
 
 
 def _health(engine: Engine, dest: Destination) -> TableHealth:
@@ -52,7 +57,7 @@ def _health(engine: Engine, dest: Destination) -> TableHealth:
 def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    _small_batches(dest, 4)
+    _small_batches(dest, lake, 4)
     rows = by_id(lake, dest)
     before = _health(engine, dest)
     # Iceberg folds a data file's earlier position deletes into each new delete file, so one
@@ -93,7 +98,7 @@ def test_automatic_maintenance_runs_between_requests_past_the_delete_file_thresh
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
     dest.configuration = {"maintenance_delete_files": "1", "snapshot_retention_hours": "0"}
-    _small_batches(dest, 3)
+    _small_batches(dest, lake, 3)
     engine.wait_for_maintenance(timeout=600)
     rows = by_id(lake, dest)
     assert sorted(rows) == [*range(37), 100, 101, 102]

@@ -404,11 +404,11 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, step: str) -> list[str]:
     original = Executor.sql
     failed: list[str] = []
 
-    def sql(self: Executor, text: str, *, what: str) -> list[object]:
+    def sql(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
         if what.startswith(step) and not failed:
             failed.append(what)
             raise Boom(what)
-        return original(self, text, what=what)
+        return original(self, text, what=what, **kwargs)
 
     monkeypatch.setattr(Executor, "sql", sql)
     return failed

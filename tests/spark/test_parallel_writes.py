@@ -1,7 +1,10 @@
 """Concurrent WriteBatch requests through gRPC, as Fivetran sends them: 8 at once on 8 tables
 (they run in parallel: all 8 are inside their request at the same moment), and 4 at once on one
 table with disjoint keys (serialised by the server: never two inside the table at once). Every
-row is present exactly once, every table's metadata is valid, no request fails."""
+row is present exactly once, every table's metadata is valid, no request fails.
+
+In deferred write mode a request commits its batch by appending it to the intermediate table
+(its MERGE is the flush's, when the tables are read): the hooks wait before that append."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any
 import pytest
 
 from spark_destination.runtime.execute import faults
-from tests.support.destination import Destination, Lake, column
+from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -25,6 +28,11 @@ HEADER = [c.name for c in COLUMNS]
 ROWS = 2000
 # Generous: the machine may be loaded; it bounds a hang, it does not measure anything.
 BARRIER_SECONDS = 600.0
+
+
+def committing_op(dest: Destination) -> str:
+    """The step that commits a WriteBatch: its MERGE, or in deferred mode its append."""
+    return "AppendPendingOp" if dest.deferred else "MergeBatchOp"
 
 
 def batch(ids: range) -> list[list[str]]:
@@ -47,13 +55,14 @@ def test_eight_tables_at_once_run_in_parallel(dest: Destination, lake: Lake) -> 
     for name in names:
         assert dest.create(name, COLUMNS).WhichOneof("response") == "success"
     files = {name: dest.write_file(HEADER, batch(range(ROWS))) for name in names}
-    # Each request waits, just before its MERGE, until all 8 are there: if requests on
-    # different tables were serialised, the barrier would break and the requests fail.
+    # Each request waits, just before its MERGE (append), until all 8 are there: if requests
+    # on different tables were serialised, the barrier would break and the requests fail.
     barrier = threading.Barrier(len(names), timeout=BARRIER_SECONDS)
     reached: set[str] = set()
+    commit = committing_op(dest)
 
     def hook(point: faults.Boundary) -> None:
-        if point.op == "MergeBatchOp":
+        if point.op == commit:
             reached.add(point.table)
             barrier.wait()
 
@@ -74,12 +83,13 @@ def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
     inside = 0
     most = 0
     guard = threading.Lock()
+    commit = committing_op(dest)
 
     def hook(point: faults.Boundary) -> None:
-        # Just before its MERGE a request holds the table (its batch is staged); hold it a moment
-        # longer and count how many requests are there at once.
+        # Just before its MERGE (append) a request holds the table (its batch is staged); hold
+        # it a moment longer and count how many requests are there at once.
         nonlocal inside, most
-        if point.table != "t" or point.op != "MergeBatchOp":
+        if point.table != "t" or point.op != commit:
             return
         with guard:
             inside += 1
@@ -95,4 +105,8 @@ def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
         responses = list(pool.map(send, files))
     assert [r.WhichOneof("response") for r in responses] == ["success"] * 4, responses
     assert most == 1
-    check_table(dest, lake, "t", set(range(4 * ROWS)), commits=4)
+    if dest.deferred:  # one append per request; then one flush merges the four batches
+        assert lake.snapshot_count(dest.schema, PENDING_PREFIX + "t") == 4
+        check_table(dest, lake, "t", set(range(4 * ROWS)), commits=1)
+    else:
+        check_table(dest, lake, "t", set(range(4 * ROWS)), commits=4)

@@ -27,13 +27,17 @@ def _layout(engine: Engine, dest: Destination, table: str = "orders") -> TableLa
     return layout
 
 
-def _fill(dest: Destination, batches: int) -> None:
+def _fill(dest: Destination, lake: Lake, batches: int) -> None:
     """40 rows in descending key order, then small batches (an upsert of a new key, an update
-    and a delete each): every batch adds a data file spanning its keys."""
+    and a delete each): every batch adds a data file spanning its keys.
+
+    Deferred mode: each batch is flushed before the next (as a timer shorter than the time
+    between syncs does), so the table gets merge mode's commits."""
     assert outcome(dest.create("orders", orders())) == "success"
     seed = [[str(i), f"{i}.00", f"note {i}", SYNC1, "false"] for i in reversed(range(40))]
     replace = [dest.write_file(HEADER, seed)]
     assert outcome(dest.write("orders", orders(), replace=replace)) == "success"
+    lake.settle()
     for n in range(batches):
         upsert = dest.write_file(HEADER, [[str(100 - n), "1.00", "new", SYNC2, "false"]])
         update = dest.write_file(HEADER, [[str(n), f"{n}.99", UNMOD, SYNC2, "false"]])
@@ -42,6 +46,7 @@ def _fill(dest: Destination, batches: int) -> None:
             "orders", orders(), replace=[upsert], update=[update], delete=[delete]
         )
         assert outcome(response) == "success"
+        lake.settle()
 
 
 def _maintain(engine: Engine, dest: Destination) -> list[str]:
@@ -78,7 +83,7 @@ def test_create_table_gives_the_sorted_layout_by_default(engine: Engine, dest: D
 def test_maintenance_keeps_the_layout_and_sorts_the_files_batches_added(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    _fill(dest, 3)
+    _fill(dest, lake, 3)
     rows = by_id(lake, dest)
     created = _layout(engine, dest)
     # Each write sorts its own rows: the seed's file is in key order although sent descending.
@@ -97,7 +102,7 @@ def test_maintenance_keeps_the_layout_and_sorts_the_files_batches_added(
 def test_alter_table_rewrite_keeps_the_layout(
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    _fill(dest, 1)
+    _fill(dest, lake, 1)
     created = _layout(engine, dest)
     # INT -> STRING is no widening: AlterTable rewrites the table (CREATE OR REPLACE … AS
     # SELECT), which drops the write order unless it is set again.
@@ -113,7 +118,7 @@ def test_an_existing_plain_table_takes_the_configured_layout_at_its_next_mainten
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
     dest.configuration = {"table_layout": "plain"}
-    _fill(dest, 2)
+    _fill(dest, lake, 2)
     plain = _layout(engine, dest)
     assert plain.sort_by == () and plain.bloom_filter == () and plain.format_version == 2
     rows = by_id(lake, dest)
@@ -141,7 +146,7 @@ def test_bucketed_layout_partitions_by_the_key(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
     dest.configuration = {"table_layout": "bucketed", "bucket_count": "4"}
-    _fill(dest, 2)
+    _fill(dest, lake, 2)
     layout = _layout(engine, dest)
     assert (layout.bucket_by, layout.buckets, layout.sort_by) == ("id", 4, ("id",))
     partitions = qualified(lake.catalog, dest.schema, "orders") + ".partitions"
@@ -155,7 +160,7 @@ def test_format_version_3_writes_deletion_vectors(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
     dest.configuration = {"format_version": "3"}
-    _fill(dest, 2)
+    _fill(dest, lake, 2)
     assert _layout(engine, dest).format_version == 3
     deletes = qualified(lake.catalog, dest.schema, "orders") + ".delete_files"
     formats = {row[0] for row in spark.newSession().table(deletes).select("file_format").collect()}

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spark_destination.core.config import parse_config
 from spark_destination.core.model import Compression, Encryption, FileParams
 from spark_destination.dialects.quoting import qualified
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -29,6 +30,8 @@ UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TYPES = {t: getattr(common, t) for t in common.DataType.keys()}  # noqa: SIM118
 # The write modes a test parametrized over ``dest`` runs in (``indirect``: see conftest).
 WRITE_MODES = ("merge", "deferred")
+# Deferred mode: table ``t``'s pending batches are in table ``PENDING_PREFIX + t`` (default).
+PENDING_PREFIX = parse_config({}).intermediate_table_prefix
 
 
 def mode_configuration(mode: str) -> dict[str, str]:
@@ -64,10 +67,14 @@ class Destination:
     schema: str
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     counter: int = 0
+    # The server's default write mode (``SPARK_DESTINATION_WRITE_MODE``), used when
+    # ``configuration`` names none.
+    server_mode: str = "merge"
 
     @property
     def deferred(self) -> bool:
-        return self.configuration.get("write_mode") == "deferred"
+        """Whether the server writes this destination's batches in deferred mode."""
+        return self.configuration.get("write_mode", self.server_mode) == "deferred"
 
     def write_file(
         self,
@@ -184,9 +191,13 @@ class Lake:
     catalog: str
     flush: Callable[[], object] | None = None
 
-    def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
+    def settle(self) -> None:
+        """Merge deferred mode's pending batches into their tables (none pend in merge mode)."""
         if self.flush is not None:
             self.flush()
+
+    def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
+        self.settle()
         frame = self.session.newSession().table(qualified(self.catalog, schema, table))
         if order_by:
             frame = frame.orderBy(order_by)

@@ -213,6 +213,14 @@ class DeferredWrites:
     def wait_for_flushes(self, timeout: float | None = None) -> None:
         self._scheduler.wait_idle(timeout)
 
+    def flush_pending(self) -> None:
+        """Flush every table with pending rows now, as its timer would: under its lock, with
+        the configuration that last touched it."""
+        with self._guard:
+            states = [s for s in self._tables.values() if s.rows]
+        for state in states:
+            self._locked_flush(state, "on demand")
+
     def close(self) -> None:
         """At a graceful stop: no more scheduled flushes; flush every table with pending rows
         and log what is left (names and counts only)."""

@@ -333,6 +333,11 @@ class Engine:
     def wait_for_flushes(self, timeout: float | None = None) -> None:
         self._deferred.wait_for_flushes(timeout)
 
+    def flush_pending(self) -> None:
+        """Merge the pending batches of every table this process knows of now, each with the
+        configuration that last touched it (as the timer does)."""
+        self._deferred.flush_pending()
+
     def close(self) -> None:
         """A graceful stop: flush every table with pending rows (logged), then stop the
         automatic flushes. Spark keeps running (``sessions.stop`` stops it)."""
