@@ -22,6 +22,7 @@ from spark_destination.core.model import FileParams, Table
 from spark_destination.dialects.rendered import (
     CheckOutput,
     Form,
+    KeyFilter,
     OutputKind,
     RenderedPlan,
     Statement,
@@ -102,7 +103,7 @@ class Batch:
     # (deferred mode's counters: ``ir.SEQ_BASE_MARKER``, ...), never row values.
     parameters: Mapping[str, object] = field(default_factory=dict)
     # A merge flush's distinct pending keys (``PendingKeysOp``), for its key filter; None:
-    # not read, or more than the filter binds.
+    # not read.
     pending_keys: pa.Table | None = field(default=None, repr=False)
 
 
@@ -376,32 +377,37 @@ class Executor:
 
     @staticmethod
     def _key_filtered(
-        statement: Statement, keys: pa.Table | None, sql: str | None, form: Form
+        statement: Statement,
+        keys: pa.Table | None,
+        sql: str | None,
+        form: Form,
+        key_filter: KeyFilter | None = None,
     ) -> tuple[str, dict[str, object] | None]:
         """The statement's key-filter ``form`` with ``keys`` (a batch's, or a flush's pending
-        ones) bound to its markers, when few enough; otherwise ``sql`` unchanged."""
+        ones) bound to its markers (``key_filter``, by default the statement's), when few
+        enough; otherwise ``sql`` unchanged."""
         assert sql is not None
         filtered = statement.form(form)
-        if filtered is None or statement.key_filter is None:
+        markers = key_filter or statement.key_filter
+        if filtered is None or markers is None:
             return sql, None
-        args = key_filter_args(statement.key_filter, keys)
+        args = key_filter_args(markers, keys)
         if args is None:
             return sql, None
-        log.info("%s: the keys filter the table scan", statement.summary)
+        log.info("%s: the keys filter the table scan (%s)", statement.summary, form.name)
         return filtered, args
 
     def _flush(self, op: FlushPendingOp, statement: Statement, batch: Batch) -> None:
         """The merge flush, filtered by the pending keys when they fit the markers: unfiltered,
         its join moves every row of the table (a flush of one small batch then costs several
-        times that batch's MERGE in merge mode)."""
+        times that batch's MERGE in merge mode). The batch MERGE's number of markers first,
+        the wide form only for more keys: binding thousands of markers costs seconds."""
         keys = batch.pending_keys
         sql, args = self._key_filtered(statement, keys, statement.sql, Form.KEY_FILTER)
-        wide, filtered = statement.wide_key_filter, statement.form(Form.WIDE_KEY_FILTER)
-        if args is None and wide is not None and filtered is not None:
-            args = key_filter_args(wide, keys)
-            if args is not None:
-                log.info("%s: the keys filter the table scan (wide filter)", statement.summary)
-                sql = filtered
+        if args is None:
+            sql, args = self._key_filtered(
+                statement, keys, sql, Form.WIDE_KEY_FILTER, statement.wide_key_filter
+            )
         bound = {**(args or {}), HIGH_MARKER: batch.parameters[HIGH_MARKER]}
         self.sql(sql, what=statement.summary, args=bound, scan_of=op.table)
 

@@ -211,16 +211,14 @@ def _the(statements: RenderedPlan, kind: type[Any]) -> Statement:
 def _keys(
     executor: Executor, statements: RenderedPlan, merge: Statement, high: int
 ) -> pa.Table | None:
-    """The distinct keys of the rows up to ``high``, for the flush's key filter; None when the
-    flush has no such filter or they do not fit its markers (the query reads one more)."""
+    """The distinct keys of the rows up to ``high`` (one more than the flush's key filter
+    binds, at most: the executor then runs it unfiltered), for that filter; None when the plan
+    reads none (the key cannot filter)."""
     keys = next((s for s in statements if isinstance(s.op, PendingKeysOp)), None)
-    key_filter = merge.wide_key_filter or merge.key_filter
-    if keys is None or keys.sql is None or key_filter is None:
+    if keys is None or keys.sql is None or merge.key_filter is None:
         return None
     assert isinstance(keys.op, PendingKeysOp)
     rows = executor.sql(keys.sql, what=keys.summary, args={HIGH_MARKER: high})
-    if len(rows) > len(key_filter.columns[0][1]):
-        return None
     return pa.Table.from_pylist([dict(zip(keys.op.key, row, strict=True)) for row in rows])
 
 
