@@ -619,6 +619,9 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument("--patterns", default="random,sequential")
     parser.add_argument("--aging", type=int, default=0, help="small batches for the aging figure")
     parser.add_argument("--aging-candidates", default="sorted/2,sorted/3")
+    parser.add_argument(
+        "--aging-modes", default="with,without", help="automatic maintenance: with, without"
+    )
     parser.add_argument("--json", help="write the scale figures to this file")
     parser.add_argument("--plot", help="draw small-batch p50 against table size to this PNG")
     # The layout and format version of every table the other figures create.

@@ -22,8 +22,8 @@ order says where a key is; a batch's keys fall anywhere, half its upserts new) a
 changes hit the newest 1 %).
 
 ``--aging N`` then sends N random-key small batches into the smallest table of each
-``--aging-candidates`` entry, once with automatic maintenance at its defaults and once without,
-and compares the full scan and the small batch after them with before them.
+``--aging-candidates`` entry, once with automatic maintenance at its defaults and once without
+(``--aging-modes``), and compares the full scan and the small batch after them with before them.
 
 The machine this ran on may be loaded: candidates alternate within a run, figures are medians,
 and only ratios within one run compare.
@@ -418,7 +418,7 @@ def run_scale(bench: Any, args: Any, kit: Kit) -> None:
                     and pattern == "random"
                     and (candidate.name in args.aging_candidates.split(","))
                 ):
-                    for maintenance in (True, False):
+                    for maintenance in (m == "with" for m in args.aging_modes.split(",")):
                         result = scale.aging(table, keys, candidate, maintenance, args.aging)
                         aging.append(result)
                         print(aging_line(result), flush=True)
