@@ -13,7 +13,7 @@ TBLPROPERTIES (
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',
   'write.parquet.row-group-size-bytes'='1048576',
-  'write.parquet.bloom-filter-max-bytes'='32768',
+  'write.parquet.bloom-filter-max-bytes'='65536',
   'write.parquet.bloom-filter-enabled.column.id'='true',
   'write.parquet.bloom-filter-enabled.column.region'='true',
   'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"note","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'

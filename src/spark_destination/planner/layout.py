@@ -29,35 +29,14 @@ LayoutOf = Callable[[str, str], LayoutSettings]
 
 # Plain tables: 4 MiB row groups (the layout tables had before layouts were configurable).
 PLAIN_ROW_GROUP_BYTES: Final = 4 << 20
-# Parquet sizes a bloom filter by its maximum bytes when it is not told the distinct count,
-# as Iceberg's writer never is, so the layout sizes it for the keys a row group holds: about
-# this many bits per key (false positives ~1 %), rounded up to a power of two as Parquet
-# would. A filter a batch's key may hit is read whole: 64 KiB filters for the ~11,600 keys of
-# the bench table's 1 MiB row groups (45 bits per key) were half of what a random-key small
-# batch read at 16.5M rows.
-BLOOM_FILTER_BITS_PER_KEY: Final = 10
-BLOOM_FILTER_MIN_BYTES: Final = 1 << 10
-# At most this fraction of the row group's bytes (a narrow table's many rows per row group).
-BLOOM_FILTER_MAX_SHARE: Final = 16
-# Parquet closes a row group when its buffered (encoded, not yet compressed) bytes reach the
-# row-group size. A value's encoded bytes, guessed per type (a string: a short text and its
-# length): the bench's 12 columns make 98 bytes, ~10,700 rows per 1 MiB, where its row groups
-# held ~11,600.
-VALUE_BYTES: Final = {
-    DataType.BOOLEAN: 1,
-    DataType.SHORT: 4,
-    DataType.INT: 4,
-    DataType.FLOAT: 4,
-    DataType.NAIVE_DATE: 4,
-    DataType.LONG: 8,
-    DataType.DOUBLE: 8,
-    DataType.NAIVE_DATETIME: 8,
-    DataType.UTC_DATETIME: 8,
-    DataType.NAIVE_TIME: 8,
-}
-TEXT_VALUE_BYTES: Final = 16
-# Decimals up to this precision are stored as 8-byte integers, wider ones as 16 bytes.
-LONG_DECIMAL_PRECISION: Final = 18
+# A bloom filter gets this fraction of its row group's bytes: 64 KiB for 1 MiB row groups,
+# ~45 bits per key of the bench's 12-column table (~11,600 rows per row group). Parquet sizes
+# a filter by this maximum when it is not told the distinct count, as Iceberg's writer never
+# is. Not smaller: every key of a batch's IN filter is tested against each row group its
+# min/max lets through, so false positives grow with the batch; filters of ~11 bits per key
+# (16 KiB) doubled the rows a random-key batch read at 16.5M rows and its bytes read went
+# from 86 to 121 MB (docs/benchmarks.md, "Lake scale").
+BLOOM_FILTER_SHARE: Final = 16
 # Types Iceberg's bucket transform hashes (not boolean, float or double).
 BUCKETABLE_TYPES: Final = frozenset(
     {
@@ -96,28 +75,12 @@ def table_layout(
                 row_group_bytes=row_group,
                 sort_by=tuple(c.name for c in key_columns),
                 bloom_filter=bloom,
-                bloom_filter_bytes=bloom_filter_bytes(row_group, columns) if bloom else 0,
+                bloom_filter_bytes=row_group // BLOOM_FILTER_SHARE if bloom else 0,
                 bucket_by=bucket,
                 buckets=settings.bucket_count if bucket else 0,
             )
         case _:
             assert_never(settings.table_layout)
-
-
-def bloom_filter_bytes(row_group: int, columns: Sequence[Column]) -> int:
-    """The bytes of each key column's bloom filter in a row group of ``row_group`` bytes of
-    rows with ``columns``."""
-    row_bytes = sum(_value_bytes(c) for c in columns)
-    keys = row_group // max(row_bytes, 1)
-    wanted = max(-(-keys * BLOOM_FILTER_BITS_PER_KEY // 8), BLOOM_FILTER_MIN_BYTES)
-    power_of_two = 1 << (wanted - 1).bit_length()
-    return min(power_of_two, max(row_group // BLOOM_FILTER_MAX_SHARE, BLOOM_FILTER_MIN_BYTES))
-
-
-def _value_bytes(column: Column) -> int:
-    if column.type is DataType.DECIMAL:
-        return 8 if column.decimal_params.precision <= LONG_DECIMAL_PRECISION else 16
-    return VALUE_BYTES.get(column.type, TEXT_VALUE_BYTES)
 
 
 def with_layouts(plan: ir.Plan, layout_of: LayoutOf | None, target: Target) -> ir.Plan:
@@ -174,15 +137,6 @@ def layout_change(
     if wanted == current:
         return None
     return ir.SetLayoutOp(table=table, layout=wanted, current=current)
-
-
-def rewrites_files(change: ir.SetLayoutOp) -> bool:
-    """Whether ``change`` needs every file rewritten: not when only the bloom filters' size
-    differs (a table laid out before they were sized by its rows): the files it has keep
-    filters that work, and the files written from now on get the new size."""
-    return replace(change.layout, bloom_filter_bytes=0) != replace(
-        change.current, bloom_filter_bytes=0
-    )
 
 
 def _never_lower(layout: ir.TableLayout, current: ir.TableLayout) -> ir.TableLayout:
