@@ -418,7 +418,10 @@ def run_scale(bench: Any, args: Any, kit: Kit) -> None:
                     and pattern == "random"
                     and (candidate.name in args.aging_candidates.split(","))
                 ):
-                    for maintenance in (m == "with" for m in args.aging_modes.split(",")):
+                    modes = args.aging_modes.split(",")
+                    if not set(modes) <= {"with", "without"}:
+                        raise SystemExit(f"--aging-modes: with, without (not {modes})")
+                    for maintenance in (mode == "with" for mode in modes):
                         result = scale.aging(table, keys, candidate, maintenance, args.aging)
                         aging.append(result)
                         print(aging_line(result), flush=True)
