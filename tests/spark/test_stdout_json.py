@@ -93,3 +93,28 @@ def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_or_setting_names(
         "the value '***' isn't valid; X'***' doesn't fit (col='***'); adjusted by setting "
         "'spark.sql.debug.maxToStringFields'"
     ), line["message"]
+
+
+def test_the_jvm_log_names_an_exceptions_class_but_never_its_message(spark: SparkSession) -> None:
+    """A fatal error in a task thread is logged as "Uncaught exception in thread ...": its
+    class says what happened; its message may hold a value, so it is cut."""
+    jvm: Any = spark._jvm  # noqa: SLF001 - log4j's own objects, as Spark's classes use them
+    log4j = jvm.org.apache.logging.log4j
+    layout = log4j.LogManager.getContext(False).getConfiguration().getAppender("json").getLayout()
+
+    def logged(thrown: Any) -> str:
+        builder = (
+            log4j.core.impl.Log4jLogEvent.newBuilder()
+            .setLoggerName("sd.thrown")
+            .setLevel(log4j.Level.ERROR)
+            .setMessage(log4j.message.SimpleMessage("Uncaught exception in thread worker"))
+        )
+        if thrown is not None:
+            builder = builder.setThrown(thrown)
+        return str(json.loads(layout.toSerializable(builder.build()))["message"])
+
+    with_value = logged(jvm.java.lang.NumberFormatException('For input string: "secret-3"'))
+    assert with_value.endswith("worker (java.lang.NumberFormatException)"), with_value
+    assert "secret" not in with_value and "input" not in with_value
+    assert logged(jvm.java.lang.StackOverflowError()).endswith("(java.lang.StackOverflowError)")
+    assert logged(None).endswith("Uncaught exception in thread worker")
