@@ -19,6 +19,7 @@ TBLPROPERTIES (
   'write.parquet.bloom-filter-max-bytes'='65536',
   'write.parquet.bloom-filter-enabled.column.id'='true',
   'write.parquet.bloom-filter-enabled.column.region'='true',
+  'read.split.open-file-cost'='262144',
   'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"note","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'
 );
 

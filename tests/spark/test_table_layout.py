@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from spark_destination.core.config import parse_config
 from spark_destination.dialects.quoting import qualified
 from spark_destination.planner.ir import TableLayout
+from spark_destination.planner.layout import READ_OPEN_FILE_BYTES
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.service.engine import Engine
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
@@ -78,6 +79,7 @@ def test_create_table_gives_the_sorted_layout_by_default(engine: Engine, dest: D
     assert layout.row_group_bytes == parse_config({}).layout_of("s", "t").row_group_bytes
     assert 0 < layout.bloom_filter_bytes < layout.row_group_bytes
     assert layout.format_version == 2 and layout.bucket_by is None
+    assert layout.read_open_file_bytes == READ_OPEN_FILE_BYTES
 
 
 def test_maintenance_keeps_the_layout_and_sorts_the_files_batches_added(

@@ -8,6 +8,7 @@ so Delta's has hyphens and backticks."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -86,9 +87,27 @@ def _maintain_new_layout(dialect: str) -> str:
     return format_statements(render_plan(plan, chosen))
 
 
+def _maintain_read_planning(dialect: str) -> str:
+    """A sorted table created before its layout set how reads are planned: maintenance sets
+    that property and compacts as usual, without rewriting every file."""
+    chosen = DIALECTS[dialect]
+    columns = (
+        Column(name="id", type=DataType.LONG, primary_key=True),
+        Column(name="at`time", type=DataType.STRING, primary_key=True),
+        Column(name="v", type=DataType.STRING),
+    )
+    layout = table_layout(parse_config({}).layout_of("s", "t"), columns, KEY)
+    older = replace(layout, read_open_file_bytes=None)
+    plan = plan_maintenance(
+        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=older
+    )
+    return format_statements(render_plan(plan, chosen))
+
+
 CASES = {
     "maintain": _maintain,
     "maintain_new_layout": _maintain_new_layout,
+    "maintain_read_planning": _maintain_read_planning,
     "table_health": _health,
 }
 

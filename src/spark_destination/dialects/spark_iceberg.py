@@ -17,6 +17,7 @@ from spark_destination.planner.target import Maintenance
 FORMAT_VERSION: Final = "format-version"
 ROW_GROUP_BYTES: Final = "write.parquet.row-group-size-bytes"
 BLOOM_FILTER_BYTES: Final = "write.parquet.bloom-filter-max-bytes"
+READ_OPEN_FILE_BYTES: Final = "read.split.open-file-cost"
 BLOOM_FILTER_ENABLED_PREFIX: Final = "write.parquet.bloom-filter-enabled.column."
 # Iceberg's defaults when a table does not set the property.
 DEFAULT_ROW_GROUP_BYTES: Final = 128 << 20
@@ -39,6 +40,8 @@ class IcebergLayout:
             # distinct count), so it must fit the row group rather than keep the 1 MiB default.
             properties.append((BLOOM_FILTER_BYTES, str(layout.bloom_filter_bytes)))
             properties += [(BLOOM_FILTER_ENABLED_PREFIX + c, "true") for c in layout.bloom_filter]
+        if layout.read_open_file_bytes is not None:
+            properties.append((READ_OPEN_FILE_BYTES, str(layout.read_open_file_bytes)))
         return tuple(properties)
 
     def stored(
@@ -55,6 +58,7 @@ class IcebergLayout:
             )
         )
         bloom_bytes = int(properties.get(BLOOM_FILTER_BYTES, DEFAULT_BLOOM_FILTER_BYTES))
+        open_file = properties.get(READ_OPEN_FILE_BYTES)
         return TableLayout(
             format_version=int(properties.get(FORMAT_VERSION, "2")),
             row_group_bytes=int(properties.get(ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_BYTES)),
@@ -63,6 +67,7 @@ class IcebergLayout:
             bloom_filter_bytes=bloom_bytes if bloom else 0,
             bucket_by=bucket[0] if bucket else None,
             buckets=bucket[1] if bucket else 0,
+            read_open_file_bytes=int(open_file) if open_file is not None else None,
         )
 
 

@@ -79,6 +79,10 @@ class TableLayout:
     # ``bucket(buckets, bucket_by)`` partitions (None: unpartitioned).
     bucket_by: str | None = None
     buckets: int = 0
+    # What read planning charges for each file a read task opens, in bytes, when it packs
+    # files and row-group splits into tasks (None: the table format's default). It only
+    # changes how later reads are planned: no file is rewritten for it.
+    read_open_file_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,7 @@ small syncs reads and MERGEs slow down and storage grows. The plan:
 
 0. when the table's layout is not the configured one (``planner.layout``): give it that
    layout (properties, write order, partitioning; the format version only goes up), and
-   rewrite every file in step 1;
+   rewrite every file in step 1 (unless only how reads are planned changed);
 1. ``rewrite_data_files``: compact small data files; files with delete files are rewritten
    with the deletes applied; a sorted layout compacts with the sort strategy, so the files
    that batches added (each spanning the whole key range) are merged back into order. With
@@ -53,7 +53,7 @@ from spark_destination.planner.ir import (
     TableRef,
     VacuumOp,
 )
-from spark_destination.planner.layout import layout_change
+from spark_destination.planner.layout import layout_change, rewrites_files
 from spark_destination.planner.target import Maintenance, Target
 
 # Orphan-file removal never looks at files younger than this: a concurrent writer's files are
@@ -107,7 +107,7 @@ def plan_maintenance(
                 RewriteDataFilesOp(
                     table=table,
                     sort=sort,
-                    rewrite_all=change is not None,
+                    rewrite_all=change is not None and rewrites_files(change),
                     small_file_bytes=SMALL_FILE_BYTES if layout is not None else None,
                 ),
                 RewritePositionDeletesOp(table=table),
