@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # Iceberg's Spark table class: the one whose Iceberg table we can ask for identifier fields.
 ICEBERG_SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable"
+# The property in which Spark's view of an Iceberg table gives its format version.
+FORMAT_VERSION_PROPERTY = "format-version"
 # What a catalog's loadTable throws for a missing table or namespace: PySpark converts Spark's
 # own exceptions (error classes); others arrive as the Java exception.
 _NOT_FOUND_ERROR_CLASSES = frozenset({"TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"})
