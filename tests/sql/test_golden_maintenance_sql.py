@@ -56,6 +56,12 @@ TABLES = {dialect: _table(dialect) for dialect in DIALECTS}
 KEY = ("id", "at`time")
 NOW = datetime(2024, 5, 17, 8, 30, 12, 345678, tzinfo=UTC)
 POLICY = MaintenancePolicy(retention=timedelta(hours=168))
+# The columns of the table the layout cases lay out (its key is KEY).
+COLUMNS = (
+    Column(name="id", type=DataType.LONG, primary_key=True),
+    Column(name="at`time", type=DataType.STRING, primary_key=True),
+    Column(name="v", type=DataType.STRING),
+)
 
 
 def _maintain(dialect: str) -> str:
@@ -74,13 +80,8 @@ def _maintain_new_layout(dialect: str) -> str:
     """A plain table configured to be sorted: the layout first, then a sorting compaction of
     every file; Delta plans its own maintenance (no layouts)."""
     chosen = DIALECTS[dialect]
-    columns = (
-        Column(name="id", type=DataType.LONG, primary_key=True),
-        Column(name="at`time", type=DataType.STRING, primary_key=True),
-        Column(name="v", type=DataType.STRING),
-    )
-    layout = table_layout(parse_config({}).layout_of("s", "t"), columns, KEY)
-    plain = table_layout(parse_config({"table_layout": "plain"}).layout_of("s", "t"), columns, KEY)
+    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
+    plain = table_layout(parse_config({"table_layout": "plain"}).layout_of("s", "t"), COLUMNS, KEY)
     plan = plan_maintenance(
         TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=plain
     )
@@ -91,12 +92,7 @@ def _maintain_read_planning(dialect: str) -> str:
     """A sorted table created before its layout set how reads are planned: maintenance sets
     that property and compacts as usual, without rewriting every file."""
     chosen = DIALECTS[dialect]
-    columns = (
-        Column(name="id", type=DataType.LONG, primary_key=True),
-        Column(name="at`time", type=DataType.STRING, primary_key=True),
-        Column(name="v", type=DataType.STRING),
-    )
-    layout = table_layout(parse_config({}).layout_of("s", "t"), columns, KEY)
+    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
     older = replace(layout, read_open_file_bytes=None)
     plan = plan_maintenance(
         TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=older
