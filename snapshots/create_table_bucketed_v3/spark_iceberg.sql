@@ -16,7 +16,7 @@ TBLPROPERTIES (
   'write.update.mode'='merge-on-read',
   'write.merge.mode'='merge-on-read',
   'write.parquet.row-group-size-bytes'='1048576',
-  'write.parquet.bloom-filter-max-bytes'='65536',
+  'write.parquet.bloom-filter-max-bytes'='32768',
   'write.parquet.bloom-filter-enabled.column.id'='true',
   'write.parquet.bloom-filter-enabled.column.region'='true',
   'read.split.open-file-cost'='262144',

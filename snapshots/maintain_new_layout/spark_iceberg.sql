@@ -3,7 +3,7 @@ ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024`
   SET 
   TBLPROPERTIES (
     'write.parquet.row-group-size-bytes'='1048576',
-    'write.parquet.bloom-filter-max-bytes'='65536',
+    'write.parquet.bloom-filter-max-bytes'='32768',
     'write.parquet.bloom-filter-enabled.column.at`time'='true',
     'write.parquet.bloom-filter-enabled.column.id'='true'
   );

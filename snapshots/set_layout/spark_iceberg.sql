@@ -3,7 +3,7 @@ ALTER TABLE `lake`.`sales`.`orders`
   TBLPROPERTIES (
     'format-version'='3',
     'write.parquet.row-group-size-bytes'='1048576',
-    'write.parquet.bloom-filter-max-bytes'='65536',
+    'write.parquet.bloom-filter-max-bytes'='32768',
     'write.parquet.bloom-filter-enabled.column.id'='true',
     'write.parquet.bloom-filter-enabled.column.region'='true'
   );

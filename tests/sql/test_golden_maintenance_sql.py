@@ -100,10 +100,23 @@ def _maintain_read_planning(dialect: str) -> str:
     return format_statements(render_plan(plan, chosen))
 
 
+def _maintain_bloom_filter_size(dialect: str) -> str:
+    """A sorted table whose bloom filters were twice today's size: maintenance sets the new
+    size and compacts as usual; the files it does not rewrite keep their bigger filters."""
+    chosen = DIALECTS[dialect]
+    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
+    older = replace(layout, bloom_filter_bytes=2 * layout.bloom_filter_bytes)
+    plan = plan_maintenance(
+        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=older
+    )
+    return format_statements(render_plan(plan, chosen))
+
+
 CASES = {
     "maintain": _maintain,
     "maintain_new_layout": _maintain_new_layout,
     "maintain_read_planning": _maintain_read_planning,
+    "maintain_bloom_filter_size": _maintain_bloom_filter_size,
     "table_health": _health,
 }
 

@@ -29,14 +29,16 @@ LayoutOf = Callable[[str, str], LayoutSettings]
 
 # Plain tables: 4 MiB row groups (the layout tables had before layouts were configurable).
 PLAIN_ROW_GROUP_BYTES: Final = 4 << 20
-# A bloom filter gets this fraction of its row group's bytes: 64 KiB for 1 MiB row groups,
-# ~45 bits per key of the bench's 12-column table (~11,600 rows per row group). Parquet sizes
+# A bloom filter gets this fraction of its row group's bytes: 32 KiB for 1 MiB row groups,
+# ~22 bits per key of the bench's 12-column table (~11,600 rows per row group). Parquet sizes
 # a filter by this maximum when it is not told the distinct count, as Iceberg's writer never
-# is. Not smaller: every key of a batch's IN filter is tested against each row group its
-# min/max lets through, so false positives grow with the batch; filters of ~11 bits per key
-# (16 KiB) doubled the rows a random-key batch read at 16.5M rows and its bytes read went
-# from 86 to 121 MB (docs/benchmarks.md, "Lake scale").
-BLOOM_FILTER_SHARE: Final = 16
+# is. Every key of a batch's IN filter is tested against the filter of each row group its
+# min/max lets through, so a row group is read when any of ~120 keys is a false positive: at
+# ~11 bits per key (1/64) a random-key batch at 16.5M rows read twice the rows; at ~45 (1/16)
+# the filters were a fifth of the table's bytes and most of what a batch read; at 1/32 a batch
+# read 9 % more rows than at 1/16 but 16 % fewer bytes, of a table 12 % smaller
+# (docs/benchmarks.md, "Lake scale").
+BLOOM_FILTER_SHARE: Final = 32
 # What Iceberg's read planning charges per file a task opens (its default is 4 MiB). It splits a
 # file at its row groups and packs the splits into tasks by weight, each split weighing at
 # least this much times (1 + its delete files), and every task reopens its file and rereads the
@@ -155,9 +157,15 @@ def layout_change(
 
 def rewrites_files(change: ir.SetLayoutOp) -> bool:
     """Whether the files already written must be rewritten to take ``change``: not when only
-    how reads are planned changes."""
-    kept = replace(change.layout, read_open_file_bytes=change.current.read_open_file_bytes)
-    return kept != change.current
+    how reads are planned or the size of new bloom filters changes (a file's filters keep
+    working at their size; compaction writes the new one)."""
+    current = change.current
+    kept = replace(
+        change.layout,
+        read_open_file_bytes=current.read_open_file_bytes,
+        bloom_filter_bytes=current.bloom_filter_bytes,
+    )
+    return kept != current
 
 
 def _never_lower(layout: ir.TableLayout, current: ir.TableLayout) -> ir.TableLayout:
