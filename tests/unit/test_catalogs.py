@@ -10,7 +10,11 @@ import pytest
 from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.catalogs import CatalogSpec, unshared_warehouse_problem
-from spark_destination.runtime.spark.session import SparkSettings, session_conf
+from spark_destination.runtime.spark.session import (
+    LOCAL_READ_BUFFER_BYTES,
+    SparkSettings,
+    session_conf,
+)
 from spark_destination.service.engine import settings_for
 
 
@@ -43,6 +47,14 @@ def test_an_object_store_warehouse_is_kept_as_given_with_maven_jars_and_spark_co
         "org.apache.hadoop:hadoop-aws:3.3.4"
     )
     assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"
+
+
+def test_a_local_warehouse_reads_through_small_buffers_unless_the_operator_sets_them() -> None:
+    # Spark gives Hadoop's io.file.buffer.size the value of spark.buffer.size.
+    assert _conf({"warehouse": "rel/wh"})["spark.buffer.size"] == str(LOCAL_READ_BUFFER_BYTES)
+    assert "spark.buffer.size" not in _conf({"warehouse": "s3a://bucket/warehouse"})
+    operator = _conf({"warehouse": "rel/wh", "spark_conf": "spark.buffer.size=131072"})
+    assert operator["spark.buffer.size"] == "131072"
 
 
 def test_rest_catalog_settings() -> None:

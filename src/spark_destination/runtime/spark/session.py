@@ -248,6 +248,13 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
             # one (Docker's 64 MB /dev/shm) would fail large MERGEs with "no space left";
             # there Spark's default folder is used, and I/O encryption protects the files.
             conf.append(("spark.local.dir", scratch_dir))
+    if settings.catalog_spec.local_warehouse is not None:
+        # Hadoop's local file system reads through a buffer of io.file.buffer.size, which Spark
+        # sets from spark.buffer.size (64 KiB), so each small read of a key-filtered scan (a
+        # bloom filter, a dictionary page, a footer) cost at least 64 KiB: a random-key batch
+        # into a 16.5M-row table read 40.6 MB at 64 KiB and 31.9 MB at 8 KiB, and a full scan
+        # was not slower (docs/benchmarks.md, "Lake scale"). An operator's setting wins below.
+        conf.append(("spark.buffer.size", str(LOCAL_READ_BUFFER_BYTES)))
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
     conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
     # An operator's own options come after ours, so their -D settings win.
@@ -256,6 +263,8 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
 
 
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+# The read buffer of a local warehouse's file system (``spark.buffer.size``; Spark's is 64 KiB).
+LOCAL_READ_BUFFER_BYTES: Final = 8 << 10
 
 
 def log4j_option() -> str:
