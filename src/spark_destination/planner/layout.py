@@ -35,9 +35,9 @@ PLAIN_ROW_GROUP_BYTES: Final = 4 << 20
 # is. Every key of a batch's IN filter is tested against the filter of each row group its
 # min/max lets through, so a row group is read when any of ~120 keys is a false positive: at
 # ~11 bits per key (1/64) a random-key batch at 16.5M rows read twice the rows; at ~45 (1/16)
-# the filters were a fifth of the table's bytes and most of what a batch read; at 1/32 a batch
-# read 9 % more rows than at 1/16 but 16 % fewer bytes, of a table 12 % smaller
-# (docs/benchmarks.md, "Lake scale").
+# the filters were about a quarter of the table's bytes; at 1/32 a batch read 9 % more rows
+# than at 1/16 but 16 % fewer bytes, of a table 12 % smaller (docs/benchmarks.md, "Lake
+# scale").
 BLOOM_FILTER_SHARE: Final = 32
 # What Iceberg's read planning charges per file a task opens (its default is 4 MiB). It splits a
 # file at its row groups and packs the splits into tasks by weight, each split weighing at

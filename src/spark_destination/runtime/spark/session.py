@@ -252,8 +252,9 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # Hadoop's local file system reads through a buffer of io.file.buffer.size, which Spark
         # sets from spark.buffer.size (64 KiB), so each small read of a key-filtered scan (a
         # bloom filter, a dictionary page, a footer) cost at least 64 KiB: a random-key batch
-        # into a 16.5M-row table read 40.6 MB at 64 KiB and 31.9 MB at 8 KiB, and a full scan
-        # was not slower (docs/benchmarks.md, "Lake scale"). An operator's setting wins below.
+        # into a 16.5M-row table read 40.6 MB at 64 KiB and 31.9 MB at 8 KiB; full scans
+        # showed no consistent change (docs/benchmarks.md, "Lake scale"). An operator's
+        # setting wins below.
         conf.append(("spark.buffer.size", str(LOCAL_READ_BUFFER_BYTES)))
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
     conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
