@@ -27,6 +27,7 @@ from spark_destination.planner.ir import (
     OptimizeOp,
     RemoveOrphanFilesOp,
     TableHealthOp,
+    TableLayout,
     TableRef,
     VacuumOp,
 )
@@ -62,6 +63,8 @@ COLUMNS = (
     Column(name="at`time", type=DataType.STRING, primary_key=True),
     Column(name="v", type=DataType.STRING),
 )
+# The layout the default configuration gives that table.
+LAYOUT = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
 
 
 def _maintain(dialect: str) -> str:
@@ -76,40 +79,34 @@ def _health(dialect: str) -> str:
     return statement.sql + "\n"
 
 
-def _maintain_new_layout(dialect: str) -> str:
-    """A plain table configured to be sorted: the layout first, then a sorting compaction of
-    every file; Delta plans its own maintenance (no layouts)."""
+def _maintain_layout(dialect: str, current: TableLayout) -> str:
+    """The maintenance plan of a table with the default layout's columns whose layout is
+    ``current``; Delta plans its own maintenance (no layouts)."""
     chosen = DIALECTS[dialect]
-    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
-    plain = table_layout(parse_config({"table_layout": "plain"}).layout_of("s", "t"), COLUMNS, KEY)
     plan = plan_maintenance(
-        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=plain
+        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=LAYOUT, current=current
     )
     return format_statements(render_plan(plan, chosen))
+
+
+def _maintain_new_layout(dialect: str) -> str:
+    """A plain table configured to be sorted: the layout first, then a sorting compaction of
+    every file."""
+    plain = table_layout(parse_config({"table_layout": "plain"}).layout_of("s", "t"), COLUMNS, KEY)
+    return _maintain_layout(dialect, plain)
 
 
 def _maintain_read_planning(dialect: str) -> str:
     """A sorted table created before its layout set how reads are planned: maintenance sets
     that property and compacts as usual, without rewriting every file."""
-    chosen = DIALECTS[dialect]
-    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
-    older = replace(layout, read_open_file_bytes=None)
-    plan = plan_maintenance(
-        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=older
-    )
-    return format_statements(render_plan(plan, chosen))
+    return _maintain_layout(dialect, replace(LAYOUT, read_open_file_bytes=None))
 
 
 def _maintain_bloom_filter_size(dialect: str) -> str:
     """A sorted table whose bloom filters were twice today's size: maintenance sets the new
     size and compacts as usual; the files it does not rewrite keep their bigger filters."""
-    chosen = DIALECTS[dialect]
-    layout = table_layout(parse_config({}).layout_of("s", "t"), COLUMNS, KEY)
-    older = replace(layout, bloom_filter_bytes=2 * layout.bloom_filter_bytes)
-    plan = plan_maintenance(
-        TABLES[dialect], POLICY, now=NOW, target=chosen, key=KEY, layout=layout, current=older
-    )
-    return format_statements(render_plan(plan, chosen))
+    older = replace(LAYOUT, bloom_filter_bytes=2 * LAYOUT.bloom_filter_bytes)
+    return _maintain_layout(dialect, older)
 
 
 CASES = {

@@ -28,7 +28,7 @@ from spark_destination.runtime.batch.staging import FileSpan, StagedBatch
 from spark_destination.runtime.execute import executor as executor_module
 from spark_destination.runtime.execute.executor import VECTORIZATION_CONF, Executor
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
-from spark_destination.runtime.execute.table_loader import CatalogTable
+from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, CatalogTable
 from spark_destination.service.preview import format_statements
 from tests.support.fake_spark import FakeSession
 
@@ -150,7 +150,7 @@ def test_a_merge_scans_a_v3_table_without_the_vectorized_reader(
 ) -> None:
     """Iceberg's vectorized reader grew direct memory with every MERGE on a v3 table until the
     JVM died; the MERGE's session reads such a table row by row, and leaves nothing behind."""
-    table_properties["format-version"] = version
+    table_properties[FORMAT_VERSION_PROPERTY] = version
     monkeypatch.setattr(executor_module, "Stager", _Stager)
     monkeypatch.setattr(executor_module, "bound_sql", lambda s, text, args: s.sql(text, args))
     conf = {} if operator is None else {VECTORIZATION_CONF: operator}

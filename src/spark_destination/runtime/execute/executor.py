@@ -461,11 +461,11 @@ class Executor:
         v2 tables stayed flat either way. Only this session's statements change: other
         readers of the table keep the vectorized reader."""
         conf = self._session.conf
-        if table is None or conf.get(VECTORIZATION_CONF, None) is not None:
-            yield
-            return
-        version = self._properties(table).get(FORMAT_VERSION_PROPERTY, "")
-        if not version.isdigit() or int(version) < DELETION_VECTOR_VERSION:
+        if (
+            table is None
+            or conf.get(VECTORIZATION_CONF, None) is not None
+            or self._format_version(table) < DELETION_VECTOR_VERSION
+        ):
             yield
             return
         conf.set(VECTORIZATION_CONF, "false")
@@ -473,6 +473,11 @@ class Executor:
             yield
         finally:
             conf.unset(VECTORIZATION_CONF)
+
+    def _format_version(self, table: TableRef) -> int:
+        """The table's Iceberg format version (0 when the catalog does not say)."""
+        version = self._properties(table).get(FORMAT_VERSION_PROPERTY, "")
+        return int(version) if version.isdigit() else 0
 
     def _bytes_read(self, table: TableRef) -> int | None:
         try:
