@@ -47,6 +47,11 @@ class ExecutionError(DestinationError):
     """Spark rejected or failed a statement."""
 
 
+class CommitUncertainError(ExecutionError):
+    """The catalog did not confirm a commit and the table changed meanwhile, not provably by
+    it: the request is planned again from the table's current state."""
+
+
 class ConfigurationError(DestinationError):
     """The configuration map is invalid or asks for settings the running JVM cannot take."""
 

@@ -159,7 +159,7 @@ class DeferredWrites:
         assert current is not None  # planning refuses a missing table
         counters = {SEQ_BASE_MARKER: state.next_seq, BATCH_MARKER: state.next_batch}
         try:
-            with restored_on_failure(executor.session, (state.pending,)):
+            with restored_on_failure(executor.session, (state.pending,), executor.trail):
                 outcome = executor.run(
                     self._render(plan), dataclasses.replace(batch, parameters=counters)
                 )

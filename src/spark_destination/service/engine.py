@@ -27,6 +27,7 @@ from spark_destination.core.config import (
     parse_config,
 )
 from spark_destination.core.errors import (
+    CommitUncertainError,
     ConfigurationError,
     InvalidRequestError,
 )
@@ -57,6 +58,7 @@ from spark_destination.planner.tables import table_ref
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import warehouse_lock
+from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.maintenance import (
     MaintenanceReport,
@@ -80,6 +82,9 @@ __all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
 log = logging.getLogger(__name__)
 
 SCHEDULER_POOL = "spark.scheduler.pool"
+# How often a request is planned again after a commit the catalog did not confirm
+# (``CommitUncertainError``), in all.
+REPLAN_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,7 +161,10 @@ class Engine:
         """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
         _claim_warehouse(self.config(configuration))
 
-    def _executor(self, config: DestinationConfig) -> Executor:
+    def _executor(
+        self, config: DestinationConfig, kind: str = "request", batch_files: int | None = None
+    ) -> Executor:
+        """A request's executor; ``kind`` and ``batch_files`` go into its commits' summaries."""
         _claim_warehouse(config)  # one server process per warehouse
         session = self._sessions.for_request(config)
         # Jobs of concurrent requests share the cluster fairly: each request thread submits to
@@ -164,16 +172,21 @@ class Engine:
         # the server's bounded worker pool keep their number bounded).
         session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
         hold = functools.partial(self._hold, config, session)
-        return Executor(session, transport=self._transport, hold=hold)
+        identity = RequestIdentity(kind=kind, batch_files=batch_files)
+        return Executor(session, transport=self._transport, hold=hold, identity=identity)
 
     @contextlib.contextmanager
     def _hold(
-        self, config: DestinationConfig, session: SparkSession, table: TableRef
+        self,
+        config: DestinationConfig,
+        session: SparkSession,
+        table: TableRef,
+        trail: CommitTrail,
     ) -> Iterator[None]:
         """A table requests of other tables also write (the schema's changes table): locked
         for the rest of the request, and restored with the request's own table if it fails
         (a restore must not undo another request's commit, hence the lock)."""
-        with self._lock(config, table), restored_on_failure(session, (table,)):
+        with self._lock(config, table), restored_on_failure(session, (table,), trail):
             yield
 
     def check_warehouse(self, configuration: Mapping[str, str]) -> None:
@@ -240,6 +253,8 @@ class Engine:
                 changes_table=changes_table_of(config),
             ),
             batch,
+            kind=_kind(request),
+            batch_files=_batch_files(request),
         )
 
     def migrate(self, configuration: Mapping[str, str], request: MigrateRequest) -> Result:
@@ -252,7 +267,7 @@ class Engine:
         with contextlib.ExitStack() as stack:
             for _, lock in locks:
                 stack.enter_context(lock)
-            executor = self._executor(config)
+            executor = self._executor(config, "Migrate")
             for ref in refs:  # deferred mode: every table as it truly is first
                 self._deferred.settle(executor, config, ref)
             tables = {r.name: executor.describe(r) for r in refs}
@@ -263,7 +278,7 @@ class Engine:
             )
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
-            with restored_on_failure(executor.session, refs):
+            with restored_on_failure(executor.session, refs, executor.trail):
                 outcome = executor.run(self._render(plan))
             for ref in refs:  # a table dropped or renamed away: its intermediate table too
                 if executor.describe(ref) is None:
@@ -276,15 +291,26 @@ class Engine:
         ref: TableRef,
         plan_for: Callable[[Table | None], Plan],
         batch: Batch | None = None,
+        *,
+        kind: str = "request",
+        batch_files: int | None = None,
     ) -> Result:
         with self._lock(config, ref):
-            executor = self._executor(config)
-            self._deferred.settle(executor, config, ref)
-            plan = plan_for(executor.describe(ref))
-            if plan.noop_reason is not None:
-                return Result(summary=f"nothing to do: {plan.noop_reason}")
-            with restored_on_failure(executor.session, (ref,)):
-                outcome = executor.run(self._render(plan), batch)
+            for attempt in range(1, REPLAN_ATTEMPTS + 1):
+                executor = self._executor(config, kind, batch_files)
+                self._deferred.settle(executor, config, ref)
+                plan = plan_for(executor.describe(ref))
+                if plan.noop_reason is not None:
+                    return Result(summary=f"nothing to do: {plan.noop_reason}")
+                try:
+                    with restored_on_failure(executor.session, (ref,), executor.trail):
+                        outcome = executor.run(self._render(plan), batch)
+                except CommitUncertainError as exc:
+                    if attempt == REPLAN_ATTEMPTS:
+                        raise
+                    log.warning("%s (attempt %d of %d)", exc, attempt + 1, REPLAN_ATTEMPTS)
+                    continue
+                break
             result = _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
         self._committed(config, ref)
         return result
@@ -299,7 +325,8 @@ class Engine:
     ) -> Result:
         """Append the batch to the table's intermediate table (``service.deferred``)."""
         with self._lock(config, ref):
-            outcome = self._deferred.write(self._executor(config), config, ref, request, batch)
+            executor = self._executor(config, "WriteBatch", _batch_files(request))
+            outcome = self._deferred.write(executor, config, ref, request, batch)
         if isinstance(outcome, str):
             return Result(summary=f"nothing to do: {outcome}")
         return _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
@@ -311,7 +338,7 @@ class Engine:
         config = self.config(configuration)
         ref = self._ref(config, schema, table)
         with self._lock(config, ref):
-            return self._deferred.flush(self._executor(config), config, ref)
+            return self._deferred.flush(self._executor(config, "flush"), config, ref)
 
     def flush_all(
         self, configuration: Mapping[str, str], schema: str | None = None
@@ -367,7 +394,7 @@ class Engine:
         policy: MaintenancePolicy,
         now: datetime | None,
     ) -> MaintenanceReport:
-        executor = self._executor(config)
+        executor = self._executor(config, "maintain")
         self._deferred.settle(executor, config, ref)
         described = executor.describe(ref)
         if described is None:
@@ -423,6 +450,20 @@ class Engine:
     def _health(self, ref: TableRef) -> Statement:
         (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)))
         return statement
+
+
+def _kind(request: TableChange) -> str:
+    """The request's kind as its commits' summaries name it (``WriteBatch``, ``Truncate``…)."""
+    return type(request).__name__.removesuffix("Request")
+
+
+def _batch_files(request: TableChange) -> int | None:
+    if isinstance(request, WriteHistoryBatchRequest):
+        files = request.files
+        return len(files.replace + files.update + files.delete + request.earliest_start_files)
+    if isinstance(request, WriteBatchRequest):
+        return len(request.files.replace + request.files.update + request.files.delete)
+    return None
 
 
 def policy_for(config: DestinationConfig) -> MaintenancePolicy:

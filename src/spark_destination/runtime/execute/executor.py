@@ -17,8 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never
 
 from spark_destination.core.config import BatchFileFormat
-from spark_destination.core.errors import ExecutionError, InvalidRequestError, ValueConversionError
-from spark_destination.core.model import FileParams, Table
+from spark_destination.core.errors import (
+    CommitUncertainError,
+    ExecutionError,
+    InvalidRequestError,
+    ValueConversionError,
+)
+from spark_destination.core.model import FileKind, FileParams, Table
 from spark_destination.dialects.rendered import (
     CheckOutput,
     Form,
@@ -78,7 +83,7 @@ from spark_destination.planner.ir import (
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
-from spark_destination.runtime.execute import faults, scan_metrics, transient
+from spark_destination.runtime.execute import commits, faults, scan_metrics, transient
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.key_filter import key_filter_args
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
@@ -105,6 +110,8 @@ class Batch:
     # A merge flush's distinct pending keys (``PendingKeysOp``), for its key filter; None:
     # not read.
     pending_keys: pa.Table | None = field(default=None, repr=False)
+    # More entries for the summaries of the run's commits (a flush's id: ``commits.FLUSH_ID``).
+    commit_entries: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -121,7 +128,7 @@ class Outcome:
 
 # Takes exclusive hold of a table other requests also write (the schema's changes table) for
 # the rest of a run, and restores it if the run fails.
-Hold = Callable[[TableRef], AbstractContextManager[None]]
+Hold = Callable[[TableRef, commits.CommitTrail], AbstractContextManager[None]]
 
 
 class Executor:
@@ -131,11 +138,23 @@ class Executor:
         *,
         transport: Transport | None = None,
         hold: Hold | None = None,
+        identity: commits.RequestIdentity | None = None,
     ) -> None:
         self._session = session
         self._transport = transport
         self._scans: list[ScanMetrics] = []
         self._hold = hold
+        # Every commit of this executor's request carries its identity (``commits``).
+        self.trail = commits.CommitTrail(identity or commits.RequestIdentity(kind="request"))
+        # The statement running now: its index, summary, the table it writes (None: a read)
+        # and the summary entries of its commit.
+        self._current: _Current | None = None
+        # Each written table's state after this request's latest statement on it.
+        self._states: dict[TableRef, commits.TableState | None] = {}
+
+    @property
+    def identity(self) -> commits.RequestIdentity:
+        return self.trail.identity
 
     @property
     def session(self) -> SparkSession:
@@ -147,14 +166,28 @@ class Executor:
         outcome = Outcome(scans=self._scans)
         stager = Stager(self._session, self._transport, decoder_for(batch.file_format))
         staged: dict[str, StagedBatch] = {}
-        held = _Held(self._hold)
+        held = _Held(self._hold, self.trail)
         try:
             with held:
                 for index, statement in enumerate(statements):
                     faults.boundary(index, statement.op)
                     started = time.perf_counter()
-                    if not self._step(statement, stager, staged, batch, held):
-                        continue
+                    written = _written(statement.op)
+                    self._current = _Current(
+                        index=index,
+                        summary=statement.summary,
+                        table=written,
+                        entries={**self._entries(index, statement, staged), **batch.commit_entries},
+                    )
+                    if written is not None:
+                        self._state(written)  # the table as the statement finds it
+                    try:
+                        if not self._step(statement, stager, staged, batch, held):
+                            continue
+                    finally:
+                        self._current = None
+                    if written is not None:
+                        self._saw(written)
                     seconds = time.perf_counter() - started
                     outcome.statements.append((statement.summary, seconds))
                     # One line per step as it ends, so a long request is seen to move.
@@ -278,6 +311,103 @@ class Executor:
             case _:
                 assert_never(op)
         return True
+
+    def _entries(
+        self, index: int, statement: Statement, staged: Mapping[str, StagedBatch]
+    ) -> dict[str, str]:
+        """The snapshot summary of the statement's commit: the request's identity, and for a
+        write of staged rows the rows per file kind and the batch files (counts only)."""
+        extra: dict[str, str] = {}
+        view = getattr(statement.op, "view", None)
+        batch = staged.get(view) if isinstance(view, str) else None
+        if batch is not None and isinstance(
+            statement.op, MergeBatchOp | MergeHistoryOp | AppendPendingOp
+        ):
+            rows = dict.fromkeys(FileKind, 0)
+            for span in batch.spans:
+                rows[span.file.kind] += span.rows
+            extra = commits.row_counts(
+                rows[FileKind.REPLACE], rows[FileKind.UPDATE], rows[FileKind.DELETE]
+            )
+            extra[commits.BATCH_FILES] = str(len({span.file.path for span in batch.spans}))
+        return self.identity.summary(index, statement.summary, **extra)
+
+    def _state(self, table: TableRef) -> commits.TableState | None:
+        """``table``'s state before the current statement: after this request's last statement
+        on it, else read now."""
+        if table not in self._states:
+            self._states[table] = commits.state(self._session, table)
+        return self._states[table]
+
+    def _saw(self, table: TableRef) -> None:
+        """After a statement that may have committed to ``table``: note where it is now."""
+        try:
+            now = commits.state(self._session, table)
+        except Exception:  # noqa: BLE001 - bookkeeping never fails a request
+            log.debug("could not read the state of %r", table.name, exc_info=True)
+            self._states.pop(table, None)
+            return
+        self._states[table] = now
+        if now is not None:
+            self.trail.saw(table, now.location)
+
+    def _resolve(self, exc: Exception) -> transient.Resolution:
+        """What to do about a statement that failed with ``exc`` (see ``transient``)."""
+        classes = set(transient.java_classes(exc))
+        current = self._current
+        if transient.LOCK_REFUSED in classes or current is None or current.table is None:
+            return transient.default_resolution(classes)
+        table, before = current.table, self._state(current.table)
+        if transient.COMMIT_STATE_UNKNOWN in classes:
+            return self._unknown_commit(current, table, before)
+        if transient.VALIDATION in classes:
+            now = commits.state(self._session, table)
+            if now != before:
+                # Another writer committed since the statement began (a compaction, an
+                # append): a lost race, not a bad statement. Run it again on the new state.
+                self._states[table] = now
+                return transient.Resolution.RETRY
+        return transient.default_resolution(classes)
+
+    def _unknown_commit(
+        self, current: _Current, table: TableRef, before: commits.TableState | None
+    ) -> transient.Resolution:
+        """The catalog may or may not have applied the statement's commit: find out."""
+        request_id = self.identity.request_id
+        for attempt in range(1, transient.MAX_ATTEMPTS + 1):
+            try:
+                if commits.landed(self._session, table, request_id, current.index):
+                    log.warning(
+                        "%s: the catalog did not confirm the commit to %r, but its snapshot "
+                        "is in the table: it landed",
+                        current.summary,
+                        table.name,
+                    )
+                    return transient.Resolution.LANDED
+                now = commits.state(self._session, table)
+            except Exception:  # noqa: BLE001 - the catalog may still be unreachable
+                time.sleep(transient.PAUSE_SECONDS * attempt)
+                continue
+            if now == before:
+                log.warning(
+                    "%s: the catalog did not confirm the commit to %r, and the table has not "
+                    "changed: it did not land; running it again",
+                    current.summary,
+                    table.name,
+                )
+                return transient.Resolution.RETRY
+            # The table changed, but not by a snapshot of this statement: a metadata-only
+            # commit (DDL) of ours, or another writer's. The request is planned again from the
+            # table as it is now.
+            raise CommitUncertainError(
+                f"{current.summary}: the catalog did not confirm the commit to table "
+                f"{table.name!r} and the table changed meanwhile; the request is planned again "
+                "from the table's current state"
+            )
+        raise ExecutionError(
+            f"{current.summary}: the catalog did not confirm the commit to table "
+            f"{table.name!r}, and it could not be read to find out whether it landed"
+        )
 
     def _check_conversions(self, op: CheckConversionsOp, statement: Statement) -> None:
         """Fail, naming the column and the first value, when stored values do not convert.
@@ -443,9 +573,21 @@ class Executor:
                 self._record_scan(frame, scan_of, before)
             return rows
 
+        current = self._current
+        entries = {} if current is None else current.entries
+
+        def committed() -> list[tuple[Any, ...]]:
+            with commits.commit_properties(self._session, entries):
+                rows = run()
+            if current is not None and current.table is not None:
+                faults.committed(current.index, current.table.name)
+            return rows
+
         try:
             with self._scan_reads(scan_of):
-                return transient.retrying(run, what=what)
+                return transient.retrying(
+                    committed, what=what, resolve=self._resolve, landed=list
+                )
         except (PySparkException, Py4JJavaError) as exc:
             described = describe_spark_error(exc, values_bound=bool(args))
             raise ExecutionError(f"{what} failed: {described}") from None
@@ -532,11 +674,50 @@ class Executor:
         return {} if loaded is None else loaded.properties
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Current:
+    index: int
+    summary: str
+    table: TableRef | None
+    entries: Mapping[str, str]
+
+
+# Statements that only read: they commit nothing, so no state is kept for them.
+_READS = (
+    StageBatchOp,
+    CheckLiteralOp,
+    CheckHistoryStartOp,
+    CheckConversionsOp,
+    CheckUniqueKeyOp,
+    PendingStatsOp,
+    PendingKeysOp,
+    DescribeOp,
+    ListNamespacesOp,
+    TableHealthOp,
+)
+
+
+def _written(op: object) -> TableRef | None:
+    """The table a statement may commit to (None: it only reads, or names no table)."""
+    if isinstance(op, _READS):
+        return None
+    match op:
+        case AppendPendingOp() | ClearPendingOp():
+            return op.pending
+        case RecordChangesOp():
+            return op.changes
+        case CopyRowsOp() | CopyRowsToHistoryOp():
+            return op.target
+    table = getattr(op, "table", None)
+    return table if isinstance(table, TableRef) else None
+
+
 class _Held:
     """The shared tables a run holds, each from its first write to the end of the run."""
 
-    def __init__(self, hold: Hold | None) -> None:
+    def __init__(self, hold: Hold | None, trail: commits.CommitTrail) -> None:
         self._hold = hold
+        self._trail = trail
         self._stack = contextlib.ExitStack()
         self._tables: set[TableRef] = set()
 
@@ -549,7 +730,7 @@ class _Held:
 
     def take(self, table: TableRef) -> None:
         if table not in self._tables and self._hold is not None:
-            self._stack.enter_context(self._hold(table))
+            self._stack.enter_context(self._hold(table, self._trail))
             self._tables.add(table)
 
 

@@ -88,3 +88,29 @@ def _failing(name: str, table: str, hits: list[Boundary]) -> Hook:
         raise InjectedFault(f"injected fault {point.name} on {point.table or 'a table'}")
 
     return hook
+
+
+# Called after a statement that writes a table has run (its commit applied), before the
+# executor takes it as done: a test raises there what a catalog raises when it applied a commit
+# but could not confirm it (``CommitStateUnknownException``).
+CommitHook = Callable[[int, str], None]
+_after_commit: CommitHook | None = None
+
+
+def committed(index: int, table: str) -> None:
+    """Called by the executor after statement ``index`` (writing ``table``) ran."""
+    hook = _after_commit
+    if hook is not None:
+        hook(index, table)
+
+
+@contextlib.contextmanager
+def after_commit(hook: CommitHook) -> Iterator[None]:
+    global _after_commit
+    with _guard:
+        previous, _after_commit = _after_commit, hook
+    try:
+        yield
+    finally:
+        with _guard:
+            _after_commit = previous

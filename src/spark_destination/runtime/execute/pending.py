@@ -13,10 +13,12 @@ that fails on its own (a statement raises) leaves both tables as they were befor
   (``dialects.lowering.pending``: a key absent before the flush, updated and then upserted
   while pending), so each flush first records in the intermediate table's properties
   (``MARKER_PROPERTY``) the highest counter it folds and the table's snapshot before its
-  MERGE. A flush that finds such a record, rows up to that counter still pending and the table
-  at another snapshot knows the MERGE committed: it deletes those rows and goes on with the
-  rest. Nothing else writes a table while it has pending rows: every request, maintenance
-  included, flushes them first, under the table's lock.
+  MERGE, and gives the MERGE's commit an id of its own in its snapshot summary
+  (``commits.FLUSH_ID``, also in the record). A flush that finds such a record, rows up to
+  that counter still pending and a snapshot of the table carrying that id knows the MERGE
+  committed: it deletes those rows and goes on with the rest. The id, not "the table moved",
+  is the proof: other writers (a compaction job, another pipeline) may commit to the table
+  while rows pend; requests of this destination flush first, under the table's lock.
 
 Counters only grow (a new batch starts above the highest counter recorded or pending), so a
 record left by a finished flush never matches rows appended later. Runtime layer: runs
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,6 +46,7 @@ from spark_destination.planner.ir import (
     PendingStatsOp,
     TableRef,
 )
+from spark_destination.runtime.execute import commits
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
@@ -73,24 +77,28 @@ class PendingCounts:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Marker:
-    """A flush's record: it folds the rows up to ``high``; the table was at ``snapshot``."""
+    """A flush's record: it folds the rows up to ``high``; the table was at ``snapshot``; its
+    MERGE's snapshot carries ``flush_id`` in its summary (empty in records of older
+    versions, which knew only the snapshot)."""
 
     high: int
     snapshot: str
+    flush_id: str = ""
 
     @property
     def text(self) -> str:
-        return f"{self.high}:{self.snapshot}"
+        return f"{self.high}:{self.snapshot}:{self.flush_id}"
 
     @classmethod
     def parse(cls, text: str | None) -> Marker | None:
         if not text:
             return None
-        high, sep, snapshot = text.partition(":")
+        high, sep, rest = text.partition(":")
+        snapshot, _, flush_id = rest.partition(":")
         if not sep or not high.lstrip("-").isdigit():
             log.warning("ignoring an unreadable %s property", MARKER_PROPERTY)
             return None
-        return cls(high=int(high), snapshot=snapshot)
+        return cls(high=int(high), snapshot=snapshot, flush_id=flush_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,7 +151,7 @@ def run_flush(
         marker is not None
         and counts.low is not None
         and counts.low <= marker.high
-        and _snapshot(session, table) != marker.snapshot
+        and _merged(session, table, marker)
     ):
         # The MERGE of rows up to marker.high committed; its clean-up did not.
         executor.run((clear,), Batch(parameters={HIGH_MARKER: marker.high}))
@@ -166,10 +174,16 @@ def run_flush(
             completed_rows=completed,
         )
     keys = _keys(executor, statements, merge, counts.high)
-    record = Marker(high=counts.high, snapshot=_snapshot(session, table))
+    record = Marker(
+        high=counts.high, snapshot=_snapshot(session, table), flush_id=uuid.uuid4().hex
+    )
     _set_marker(session, pending, record)
-    batch = Batch(parameters={HIGH_MARKER: counts.high}, pending_keys=keys)
-    with restored_on_failure(session, (table, pending)):
+    batch = Batch(
+        parameters={HIGH_MARKER: counts.high},
+        pending_keys=keys,
+        commit_entries={commits.FLUSH_ID: record.flush_id},
+    )
+    with restored_on_failure(session, (table, pending), executor.trail):
         executor.run((merge, clear), batch)
     return FlushOutcome(
         rows=counts.rows,
@@ -243,6 +257,28 @@ def _iceberg(session: SparkSession, ref: TableRef) -> Any:
 def _snapshot(session: SparkSession, ref: TableRef) -> str:
     current = _iceberg(session, ref).currentSnapshot()
     return NO_SNAPSHOT if current is None else str(current.snapshotId())
+
+
+def _merged(session: SparkSession, table: TableRef, marker: Marker) -> bool:
+    """Whether the flush ``marker`` records committed its MERGE into ``table``: a snapshot
+    of the table carries its id. Another writer's commit (a compaction, an append) moves the
+    table too, so a changed snapshot alone proves nothing; only records without an id (older
+    versions) fall back to it."""
+    if not marker.flush_id:
+        return _snapshot(session, table) != marker.snapshot
+    summaries = commits.summaries(_iceberg(session, table)).values()
+    if any(s.get(commits.FLUSH_ID) == marker.flush_id for s in summaries):
+        return True
+    if _snapshot(session, table) != marker.snapshot:
+        # Moved by another writer, or the flush's snapshot was expired since: folding the
+        # rows again is what loses nothing (harmless for almost every key, see above).
+        log.warning(
+            "%s.%s moved since an interrupted flush, but not by that flush's commit (or its "
+            "snapshot was expired): its rows are folded again",
+            table.schema,
+            table.name,
+        )
+    return False
 
 
 def _marker(session: SparkSession, pending: TableRef) -> Marker | None:

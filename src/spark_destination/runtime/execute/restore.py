@@ -1,21 +1,28 @@
-"""Put the tables a failed request touched back exactly as they were before it.
+"""Put the tables a failed request touched back as they were, undoing only its own commits.
 
 Iceberg commits one statement at a time; a request of several statements (an AlterTable that
 adds a column then rewrites the table, a Migrate that copies then drops, a CreateTable that
-creates then sets the key) that fails half-way would leave a table between two states. So before
-running a plan the current metadata of each table it touches is kept (a reference to an object
-already loaded: no I/O), and when the plan fails:
+creates then sets the key) that fails half-way would leave a table between two states. So
+before running a plan the current metadata of each table it touches is read, and when the plan
+fails each table is put back with Iceberg's own ``TableOperations.commit(current, before)``
+(optimistic: it fails if the table moves meanwhile), which restores schema, properties,
+identifier fields, the snapshot list and the current snapshot; a table the request created is
+dropped.
 
-- a table that existed is recommitted with that metadata through Iceberg's own
-  ``TableOperations.commit`` (optimistic: it fails if another writer moved the table meanwhile),
-  which restores schema, properties, identifier fields, the snapshot list and the current
-  snapshot: the rows and snapshot ids are exactly those before the request (data files the
-  failed statements wrote are unreferenced, removed by orphan-file clean-up);
-- a table that did not exist is dropped.
+Other writers (a compaction job, another pipeline) may commit to the same tables. Putting a
+table back over their commits would erase them, so a table is put back only when every commit
+since the request began is provably the request's own:
 
-A table the failed request did not change is not touched (its metadata file is the same).
-Restoring is best effort: if it fails too (the JVM is gone) that is logged and the request's
-own error is raised; the planners' retry-from-current-state design still converges.
+- each metadata file after ``before`` in the table's metadata log is one this request's own
+  statements left the table at (``commits.CommitTrail``: read right after each statement, so a
+  commit another writer slipped in between is not among them);
+- every snapshot ``before`` had is still there (nobody expired one), and every snapshot added
+  since carries this request's id in its summary (``commits``).
+
+Otherwise the table is left as it is, with a warning: the request's own commits stay, and its
+retry converges from the current state (the planners plan from the table as it is). A table
+the failed request did not change is not touched. Restoring is best effort: if it fails too
+(the JVM is gone) that is logged and the request's own error is raised.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute import commits
 from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
 
 if TYPE_CHECKING:
@@ -35,15 +43,18 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def restored_on_failure(session: SparkSession, tables: Sequence[TableRef]) -> Iterator[None]:
-    """Run the body; if it raises, restore ``tables`` to their state before it."""
+def restored_on_failure(
+    session: SparkSession, tables: Sequence[TableRef], trail: commits.CommitTrail
+) -> Iterator[None]:
+    """Run the body; if it raises, put ``tables`` back as they were before it, where every
+    commit since is the request's own (``trail``)."""
     saved = [(ref, _metadata(session, ref)) for ref in tables]
     try:
         yield
     except BaseException:
         for ref, metadata in saved:
             try:
-                _restore(session, ref, metadata)
+                _restore(session, ref, metadata, trail)
             except Exception as exc:  # the request's own error matters more
                 log.warning(
                     "could not restore %s.%s after a failed request (%s); its retry converges "
@@ -56,9 +67,14 @@ def restored_on_failure(session: SparkSession, tables: Sequence[TableRef]) -> It
 
 
 def _operations(session: SparkSession, ref: TableRef) -> Any:
-    """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog, or None."""
+    """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog (refreshed:
+    a catalog caches tables, and another writer may have committed since), or None."""
     loaded = spark_table(session, ref)
-    return None if loaded is None else loaded.table().operations()
+    if loaded is None or not hasattr(loaded, "table"):
+        return None
+    ops = loaded.table().operations()
+    ops.refresh()
+    return ops
 
 
 def _metadata(session: SparkSession, ref: TableRef) -> Any:
@@ -66,23 +82,57 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
     return None if ops is None else ops.current()
 
 
-def _restore(session: SparkSession, ref: TableRef, before: Any) -> None:
+def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.CommitTrail) -> None:
     ops = _operations(session, ref)
     if ops is None and before is None:
-        return
-    if before is None:
-        catalog, ident = catalog_and_identifier(session, ref)
-        catalog.dropTable(ident)
-        log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
         return
     if ops is None:
         # Dropped by the failed request: the Hadoop catalog deletes a dropped table's files,
         # so there is nothing to restore from.
         log.warning("%s.%s was dropped by the failed request", ref.schema, ref.name)
         return
-    ops.refresh()
     current = ops.current()
-    if current.metadataFileLocation() == before.metadataFileLocation():
+    if before is not None and current.metadataFileLocation() == before.metadataFileLocation():
+        return
+    foreign = _foreign_commit(current, before, trail.locations(ref), trail.identity.request_id)
+    if foreign is not None:
+        log.warning(
+            "%s.%s: not restored after the failed request: %s; the table is left as it is, "
+            "and a retry continues from there",
+            ref.schema,
+            ref.name,
+            foreign,
+        )
+        return
+    if before is None:
+        catalog, ident = catalog_and_identifier(session, ref)
+        catalog.dropTable(ident)
+        log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
         return
     ops.commit(current, before)
     log.info("restored %s.%s to its state before the failed request", ref.schema, ref.name)
+
+
+def _foreign_commit(current: Any, before: Any, ours: frozenset[str], request_id: str) -> str | None:
+    """Why the commits from ``before`` to ``current`` are not all the request's own, or None
+    when they are."""
+    chain = [str(entry.file()) for entry in current.previousFiles()]
+    chain.append(str(current.metadataFileLocation()))
+    if before is not None:
+        start = str(before.metadataFileLocation())
+        if start not in chain:
+            return "its metadata log no longer reaches the state before the request"
+        chain = chain[chain.index(start) + 1 :]
+    unknown = [location for location in chain if location not in ours]
+    if unknown:
+        return f"{len(unknown)} commit(s) since the request began are not its own"
+    had = set() if before is None else {int(s.snapshotId()) for s in before.snapshots()}
+    now = {int(s.snapshotId()): s for s in current.snapshots()}
+    if not had <= set(now):
+        return "snapshots it had before the request were expired meanwhile"
+    for snapshot_id, snapshot in now.items():
+        if snapshot_id in had:
+            continue
+        if str(snapshot.summary().get(commits.REQUEST_ID)) != request_id:
+            return "another writer's snapshot was committed meanwhile"
+    return None

@@ -4,16 +4,24 @@ A failure is transient when a Java exception in its cause chain is of a class li
 ``TRANSIENT``: an Iceberg commit that lost a race (after Iceberg's own commit retries), or a
 shuffle block lost with its executor. Such a statement committed nothing, so running it again
 is safe. The class names come from the py4j Java exception objects (``getClass().getName()``),
-never from parsing message text. Everything else — bad SQL, a value that does not cast, a
-commit whose outcome is unknown (``CommitStateUnknownException``: retrying could apply it
-twice) — fails at once.
+never from parsing message text.
+
+The executor refines this per statement (``Executor._resolve``), since only it knows the table
+a statement writes: a ``ValidationException`` is a lost race when another writer committed to
+the table since the statement began (a concurrent compaction removed files the MERGE rewrote;
+a concurrent append added rows its scan did not see), and is retried; after
+``CommitStateUnknownException`` it looks for the statement's own snapshot (``commits``) and
+answers that it LANDED (success), or that the table did not change (RETRY). A commit the
+catalog refused to lock (``LOCK_REFUSED``, e.g. a Hive metastore without its transaction
+tables) is never retried: it is a setting, not a race.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Final, TypeVar
 
 log = logging.getLogger(__name__)
@@ -28,11 +36,23 @@ TRANSIENT: Final = frozenset(
         "org.apache.spark.ExecutorDeadException",
     }
 )
-# Attempts in all (the first and two retries), and the pause before retry n (n * pause).
-MAX_ATTEMPTS: Final = 3
+COMMIT_STATE_UNKNOWN: Final = "org.apache.iceberg.exceptions.CommitStateUnknownException"
+VALIDATION: Final = "org.apache.iceberg.exceptions.ValidationException"
+# Iceberg's Hive catalog could not take (or create) the metastore lock for a commit.
+LOCK_REFUSED: Final = "org.apache.iceberg.hive.LockException"
+# Attempts in all (the first and the retries), and the pause before retry n (n * pause).
+MAX_ATTEMPTS: Final = 4
 PAUSE_SECONDS: Final = 0.5
 # A cause chain longer than this is cut (cycles are possible in Java).
 _MAX_DEPTH: Final = 32
+
+
+class Resolution(enum.Enum):
+    """What to do about a failed statement."""
+
+    RETRY = "retry"  # it committed nothing: run it again
+    LANDED = "landed"  # its commit is in the table: it succeeded
+    RAISE = "raise"  # a real failure
 
 
 def java_classes(exc: BaseException) -> Iterator[str]:
@@ -51,19 +71,46 @@ def java_classes(exc: BaseException) -> Iterator[str]:
 
 
 def is_transient(exc: BaseException) -> bool:
-    return any(name in TRANSIENT for name in java_classes(exc))
+    return default_resolution(set(java_classes(exc))) is Resolution.RETRY
 
 
-def retrying(call: Callable[[], T], *, what: str) -> T:
-    """``call()``, run again (at most ``MAX_ATTEMPTS`` in all) while it fails transiently."""
+def default_resolution(classes: Collection[str]) -> Resolution:
+    """A failure's resolution from its Java classes alone."""
+    if LOCK_REFUSED in classes:
+        return Resolution.RAISE
+    return Resolution.RETRY if any(n in TRANSIENT for n in classes) else Resolution.RAISE
+
+
+def _default(exc: Exception) -> Resolution:
+    return default_resolution(set(java_classes(exc)))
+
+
+def retrying(
+    call: Callable[[], T],
+    *,
+    what: str,
+    resolve: Callable[[Exception], Resolution] = _default,
+    landed: Callable[[], T] | None = None,
+) -> T:
+    """``call()``, run again (at most ``MAX_ATTEMPTS`` in all) while ``resolve`` says RETRY;
+    ``landed()`` when it says the failed call's commit landed (without ``landed``: raise)."""
     attempt = 1
     while True:
         try:
             return call()
         except Exception as exc:
-            if attempt >= MAX_ATTEMPTS or not is_transient(exc):
+            resolution = resolve(exc)
+            if resolution is Resolution.LANDED:
+                if landed is None:
+                    raise
+                return landed()
+            if attempt >= MAX_ATTEMPTS or resolution is not Resolution.RETRY:
                 raise
-            reason = next(n for n in java_classes(exc) if n in TRANSIENT)
+            names = list(java_classes(exc))
+            known = TRANSIENT | {VALIDATION, COMMIT_STATE_UNKNOWN}
+            reason = next(
+                (n for n in names if n in known), names[0] if names else type(exc).__name__
+            )
             log.warning(
                 "%s failed transiently (%s); retrying (attempt %d of %d)",
                 what,

@@ -1,0 +1,200 @@
+"""Which commits are the destination's own: the request's identity in every snapshot summary.
+
+Iceberg's Spark writes (MERGE, INSERT, DELETE, UPDATE, CREATE/REPLACE TABLE AS SELECT) copy the
+entries of ``org.apache.iceberg.spark.CommitMetadata``'s thread-local map into the summary of the
+snapshot they commit. PySpark pins each Python thread to one JVM thread, so a request's thread
+sets that map (through reflection: the public setter wants a Java ``Callable``) around each
+statement, and every snapshot the request makes says:
+
+- ``spark-destination.request-id``: one id per request (a retried request gets a new one);
+- ``spark-destination.step``: which statement of the request's plan made it;
+- ``spark-destination.request`` and ``.statement``: the request kind and the step's summary;
+- ``spark-destination.batch-files``, ``.rows-replaced``, ``.rows-updated``, ``.rows-deleted``:
+  what a write applied (counts only, never a value);
+- ``spark-destination.started-at-ms``: when the request started (the snapshot's own
+  ``committed_at`` ends it);
+- ``spark-destination.flush-id``: a deferred-mode merge flush's id, so that a later flush tells
+  its own commit from another writer's (``runtime.execute.pending``).
+
+With that, after ``CommitStateUnknownException`` (the catalog may or may not have applied the
+commit) the executor looks for its snapshot (``landed``), and a failed request undoes only
+commits that are provably its own (``runtime.execute.restore``). An operator reads a table's
+sync history from its ``snapshots`` metadata table.
+
+Metadata-only commits (ALTER TABLE, table properties) make no snapshot and carry no summary;
+what is known of them comes from the metadata locations the executor saw after its own
+statements (``CommitTrail``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute.table_loader import spark_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+# Every key the destination writes into a snapshot summary starts with this.
+SUMMARY_PREFIX: Final = "spark-destination."
+REQUEST_ID: Final = SUMMARY_PREFIX + "request-id"
+STEP: Final = SUMMARY_PREFIX + "step"
+REQUEST_KIND: Final = SUMMARY_PREFIX + "request"
+STATEMENT: Final = SUMMARY_PREFIX + "statement"
+BATCH_FILES: Final = SUMMARY_PREFIX + "batch-files"
+ROWS_REPLACED: Final = SUMMARY_PREFIX + "rows-replaced"
+ROWS_UPDATED: Final = SUMMARY_PREFIX + "rows-updated"
+ROWS_DELETED: Final = SUMMARY_PREFIX + "rows-deleted"
+STARTED_AT_MS: Final = SUMMARY_PREFIX + "started-at-ms"
+FLUSH_ID: Final = SUMMARY_PREFIX + "flush-id"
+
+_COMMIT_METADATA_CLASS: Final = "org.apache.iceberg.spark.CommitMetadata"
+_COMMIT_METADATA_FIELD: Final = "COMMIT_PROPERTIES"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestIdentity:
+    """What every commit of one request says about it (names and counts, never values)."""
+
+    kind: str
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    started_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    batch_files: int | None = None
+
+    def summary(self, step: int, statement: str, **extra: str) -> dict[str, str]:
+        entries = {
+            REQUEST_ID: self.request_id,
+            STEP: str(step),
+            REQUEST_KIND: self.kind,
+            STATEMENT: statement,
+            STARTED_AT_MS: str(self.started_ms),
+        }
+        if self.batch_files is not None:
+            entries[BATCH_FILES] = str(self.batch_files)
+        return {**entries, **extra}
+
+
+def row_counts(replaced: int, updated: int, deleted: int) -> dict[str, str]:
+    return {
+        ROWS_REPLACED: str(replaced),
+        ROWS_UPDATED: str(updated),
+        ROWS_DELETED: str(deleted),
+    }
+
+
+_field_guard = threading.Lock()
+_thread_local_field: dict[int, Any] = {}
+
+
+def _thread_local(session: SparkSession) -> Any:
+    """Iceberg's ``CommitMetadata.COMMIT_PROPERTIES`` (a ``ThreadLocal``), found once per JVM."""
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    with _field_guard:
+        found = _thread_local_field.get(id(jvm))
+        if found is None:
+            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+            cls = jvm.java.lang.Class.forName(_COMMIT_METADATA_CLASS, True, loader)
+            declared = cls.getDeclaredField(_COMMIT_METADATA_FIELD)
+            declared.setAccessible(True)
+            found = declared.get(None)
+            _thread_local_field.clear()
+            _thread_local_field[id(jvm)] = found
+        return found
+
+
+@contextlib.contextmanager
+def commit_properties(session: SparkSession, entries: Mapping[str, str]) -> Iterator[None]:
+    """Iceberg writes ``entries`` into the summary of every snapshot this thread commits in
+    the body (Spark writes only: metadata-only commits have no summary)."""
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    local = _thread_local(session)
+    java_map = jvm.java.util.HashMap()
+    for key, value in entries.items():
+        java_map.put(key, value)
+    local.set(java_map)
+    try:
+        yield
+    finally:
+        local.set(jvm.java.util.HashMap())
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """A table's current metadata file and snapshot (None: no snapshot yet)."""
+
+    location: str
+    snapshot: int | None
+
+
+def iceberg_table(session: SparkSession, ref: TableRef) -> Any:
+    """The Iceberg ``Table`` behind ``ref``, refreshed from the catalog; None if missing."""
+    loaded = spark_table(session, ref)
+    if loaded is None or not hasattr(loaded, "table"):
+        return None
+    table = loaded.table()
+    table.refresh()
+    return table
+
+
+def state(session: SparkSession, ref: TableRef) -> TableState | None:
+    table = iceberg_table(session, ref)
+    if table is None:
+        return None
+    return state_of(table)
+
+
+def state_of(table: Any) -> TableState:
+    current = table.currentSnapshot()
+    location = table.operations().current().metadataFileLocation()
+    return TableState(
+        location=str(location), snapshot=None if current is None else int(current.snapshotId())
+    )
+
+
+def summaries(table: Any) -> dict[int, dict[str, str]]:
+    """Each live snapshot's id and the destination's entries of its summary."""
+    found: dict[int, dict[str, str]] = {}
+    for snapshot in table.snapshots():
+        summary = snapshot.summary()
+        found[int(snapshot.snapshotId())] = {
+            str(k): str(v) for k, v in dict(summary).items() if str(k).startswith(SUMMARY_PREFIX)
+        }
+    return found
+
+
+def landed(session: SparkSession, ref: TableRef, request_id: str, step: int) -> bool:
+    """Whether a snapshot of statement ``step`` of request ``request_id`` is in the table."""
+    table = iceberg_table(session, ref)
+    if table is None:
+        return False
+    wanted = {REQUEST_ID: request_id, STEP: str(step)}
+    return any(
+        all(summary.get(k) == v for k, v in wanted.items()) for summary in summaries(table).values()
+    )
+
+
+class CommitTrail:
+    """The metadata files a request's own statements left each table at (the location right
+    after each statement), so that a restore can tell its own commits from another writer's."""
+
+    def __init__(self, identity: RequestIdentity) -> None:
+        self.identity = identity
+        self._after: dict[TableRef, list[str]] = {}
+
+    def saw(self, ref: TableRef, location: str) -> None:
+        self._after.setdefault(ref, []).append(location)
+
+    def locations(self, ref: TableRef) -> frozenset[str]:
+        return frozenset(self._after.get(ref, ()))
