@@ -4,6 +4,10 @@ hold only one (``build_session`` refuses a second).
 ``SPARK_DESTINATION_WRITE_MODE=deferred`` runs the whole suite with deferred write mode as the
 server's default (the ``Lake`` flushes before it reads); a module parametrizes ``dest``
 (``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run.
+
+``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
+from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog; a module parametrizes
+``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
 """
 
 from __future__ import annotations
@@ -16,11 +20,17 @@ from typing import TYPE_CHECKING
 import grpc
 import pytest
 
-from spark_destination.core.config import parse_config
-from spark_destination.runtime.spark.session import SparkSettings, build_session
+from spark_destination.core.config import CatalogType, parse_config
+from spark_destination.runtime.spark.catalogs import CatalogSpec
+from spark_destination.runtime.spark.session import SparkSettings, build_session, register_catalog
 from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.tester.metastore import (
+    Metastore,
+    destination_configuration,
+    hive_metastore,
+)
 from tests.support.destination import Destination, Lake, mode_configuration
 
 if TYPE_CHECKING:
@@ -29,6 +39,10 @@ if TYPE_CHECKING:
 _MARKER = "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)"
 # The server's default write mode for the whole run.
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
+# The catalog of the tests that do not choose one: ``hadoop`` or ``hive``.
+CATALOG = os.environ.get("SPARK_DESTINATION_CATALOG", "hadoop")
+# The catalog name a Hive metastore's tables get in requests and in the ``Lake``.
+HIVE_CATALOG = "hms"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -87,17 +101,40 @@ def stub(server_address: str) -> Iterator[pb_grpc.DestinationConnectorStub]:
 _schemas = iter(range(1_000_000))
 
 
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
+    """A real Hive metastore for the run (started on first use, stopped by its pid)."""
+    with hive_metastore(tmp_path_factory.mktemp("metastore")) as running:
+        yield running
+
+
+@pytest.fixture
+def catalog_kind(request: pytest.FixtureRequest) -> str:
+    """``hadoop`` or ``hive``: the test's parameter (``indirect``), else ``CATALOG``."""
+    return str(getattr(request, "param", CATALOG))
+
+
+@pytest.fixture
+def catalog_configuration(catalog_kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The configuration keys that point requests at the test's catalog."""
+    if catalog_kind == "hadoop":
+        return {}
+    assert catalog_kind == "hive", catalog_kind
+    metastore: Metastore = request.getfixturevalue("metastore")
+    return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
+
+
 @pytest.fixture
 def dest(
     request: pytest.FixtureRequest,
     stub: pb_grpc.DestinationConnectorStub,
     tmp_path: Path,
-    spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
 ) -> Destination:
     """A fresh schema per test so tests never see each other's tables; in the write mode the
     test is parametrized with (``indirect``), else in the server's default."""
     mode = getattr(request, "param", None)
-    configuration = mode_configuration(mode) if mode else {}
+    configuration = {**catalog_configuration, **(mode_configuration(mode) if mode else {})}
     return Destination(
         stub=stub,
         workdir=tmp_path,
@@ -107,6 +144,25 @@ def dest(
     )
 
 
-@pytest.fixture(scope="session")
-def lake(spark: SparkSession, spark_settings: SparkSettings, engine: Engine) -> Lake:
-    return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
+@pytest.fixture
+def lake(
+    spark: SparkSession,
+    spark_settings: SparkSettings,
+    engine: Engine,
+    catalog_configuration: dict[str, str],
+) -> Lake:
+    """Reads the test's catalog (a Hive catalog is registered on each session it reads with)."""
+    if not catalog_configuration:
+        return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
+    spec = CatalogSpec(
+        name=HIVE_CATALOG,
+        type=CatalogType.HIVE,
+        uri=catalog_configuration["catalog_uri"],
+        warehouse=catalog_configuration["warehouse"],
+    )
+    return Lake(
+        session=spark,
+        catalog=HIVE_CATALOG,
+        flush=engine.flush_pending,
+        prepare=lambda session: register_catalog(session, spec),
+    )

@@ -33,14 +33,14 @@ def described(dest: Destination, name: str) -> list:
 
 
 def physical(lake: Lake, dest: Destination, name: str) -> list[tuple[str, str, bool]]:
-    schema = lake.session.newSession().table(qualified(lake.catalog, dest.schema, name)).schema
+    schema = lake.child().table(qualified(lake.catalog, dest.schema, name)).schema
     return [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
 
 
 def identifier_fields(lake: Lake, dest: Destination, name: str) -> set[str]:
     """Read from the catalog API: SHOW TBLPROPERTIES shows text (and redacts it)."""
     ref = TableRef(catalog=lake.catalog, schema=dest.schema, name=name)
-    loaded = load_table(lake.session.newSession(), ref)
+    loaded = load_table(lake.child(), ref)
     assert loaded is not None
     return set(loaded.identifier_fields)
 
@@ -50,7 +50,7 @@ def state(lake: Lake, dest: Destination, name: str) -> tuple:
     and the current snapshot."""
     lake.settle()  # deferred mode: the table as merge mode would have it
     table = qualified(lake.catalog, dest.schema, name)
-    session = lake.session.newSession()
+    session = lake.child()
     rows = sorted(map(repr, (r.asDict() for r in session.table(table).collect())))
     snapshots = session.table(f"{table}.snapshots").count()
     return (
@@ -337,7 +337,7 @@ def test_100k_rows_survive_a_type_change_and_key_changes(dest: Destination, lake
     seed(dest, "big", columns, rows)
     lake.settle()  # deferred mode: the seed's rows are pending until a flush
     table = qualified(lake.catalog, dest.schema, "big")
-    session = lake.session.newSession()
+    session = lake.child()
     assert session.table(table).count() == n
     original = session.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[-1][0]  # noqa: S608
 
@@ -357,7 +357,7 @@ def test_100k_rows_survive_a_type_change_and_key_changes(dest: Destination, lake
         f"SELECT id, CAST(code AS BIGINT) AS code, amount, note, CAST(day AS TIMESTAMP) AS day, "
         f"_fivetran_synced FROM {table} VERSION AS OF {original}"  # noqa: S608 - test
     )
-    session = lake.session.newSession()
+    session = lake.child()
     assert session.sql(f"{expected} EXCEPT ALL SELECT * FROM {table}").count() == 0  # noqa: S608
     assert session.sql(f"SELECT * FROM {table} EXCEPT ALL {expected}").count() == 0  # noqa: S608
     assert session.table(table).count() == n
@@ -373,7 +373,7 @@ def test_100k_rows_survive_a_type_change_and_key_changes(dest: Destination, lake
     started = time.perf_counter()
     assert outcome(dest.alter("big", final)) == "success"
     in_place_seconds = time.perf_counter() - started
-    session = lake.session.newSession()
+    session = lake.child()
     assert session.sql(f"{expected} EXCEPT ALL SELECT * FROM {table}").count() == 0  # noqa: S608
     assert session.sql(f"SELECT * FROM {table} EXCEPT ALL {expected}").count() == 0  # noqa: S608
     assert described(dest, "big") == final

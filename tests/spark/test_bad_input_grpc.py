@@ -136,7 +136,7 @@ def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
     assert lake.snapshot_count(dest.schema, "orders") == snapshots_before
     # Nothing recorded: no value was changed, since no row was written.
     changes = qualified(lake.catalog, dest.schema, "__sd_changes")
-    assert not lake.session.newSession().catalog.tableExists(changes)
+    assert not lake.child().catalog.tableExists(changes)
     # The server keeps serving: a good batch right after succeeds.
     good = dest.write_file(HEADER, [["3", "3.00", "three", SYNC2, "false"]])
     assert outcome(dest.write("orders", orders(), replace=[good])) == "success"

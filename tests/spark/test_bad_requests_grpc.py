@@ -196,7 +196,7 @@ REQUEST_CASES: dict[str, tuple[Request, tuple[str, ...]]] = {
 
 
 def _tables(lake: Lake, schema: str) -> set[str]:
-    session = lake.session.newSession()
+    session = lake.child()
     if (
         not session.sql(f"SHOW NAMESPACES IN {lake.catalog}")
         .filter(f"namespace = '{schema}'")

@@ -175,7 +175,7 @@ def failing_before(op: str) -> Iterator[list[faults.Boundary]]:
 
 def changes_exist(lake: Lake, dest: Destination) -> bool:
     name = qualified(lake.catalog, dest.schema, CHANGES)
-    return bool(lake.session.newSession().catalog.tableExists(name))
+    return bool(lake.child().catalog.tableExists(name))
 
 
 @pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
@@ -456,7 +456,7 @@ def test_the_readme_query_lists_what_the_last_sync_nulled(dest: Destination, lak
     batch = dest.write_file(HEADER, [row(1, i="x"), row(2, i="y", d="z"), row(3)])
     assert outcome(dest.write("t", COLUMNS, replace=[batch])) == "warning"
     query = _readme_query().replace("lake.sales.", f"{lake.catalog}.{dest.schema}.")
-    found = [tuple(r) for r in lake.session.newSession().sql(query).collect()]
+    found = [tuple(r) for r in lake.child().sql(query).collect()]
     assert found == [
         ("t", "d", "not a valid DOUBLE", 1, '{"id":2}'),
         ("t", "i", "not a valid INT", 2, '{"id":1}'),

@@ -215,7 +215,7 @@ def _request(schema: str, batch: Batch, folder: Path, number: int) -> WriteBatch
 
 
 def _rows(lake: Lake, schema: str) -> list[tuple[Any, ...]]:
-    frame = lake.session.newSession().table(qualified(lake.catalog, schema, "t"))
+    frame = lake.child().table(qualified(lake.catalog, schema, "t"))
     return sorted((tuple(r) for r in frame.collect()), key=lambda r: (r[0], r[1]))
 
 

@@ -78,12 +78,12 @@ def both(dest: Destination) -> Iterator[tuple[Destination, Destination]]:
 
 def rows(lake: Lake, schema: str, table: str = "t") -> list[tuple[Any, ...]]:
     """The table exactly as stored (no flush), ordered by its first key column."""
-    frame = lake.session.newSession().table(qualified(lake.catalog, schema, table))
+    frame = lake.child().table(qualified(lake.catalog, schema, table))
     return sorted((tuple(r) for r in frame.collect()), key=lambda r: (r[0], repr(r)))
 
 
 def tables(lake: Lake, schema: str) -> set[str]:
-    found = lake.session.newSession().sql(f"SHOW TABLES IN {qualified(lake.catalog, schema)}")
+    found = lake.child().sql(f"SHOW TABLES IN {qualified(lake.catalog, schema)}")
     return {r["tableName"] for r in found.collect()}
 
 
@@ -182,7 +182,7 @@ def test_alter_table_flushes_first_then_a_new_intermediate_table_follows_the_col
         )
         lake.flush()  # type: ignore[misc]
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)
-        stored = lake.session.newSession().table(
+        stored = lake.child().table(
             qualified(lake.catalog, pair[0].schema, "__sd_pending_t")
         )
         assert "extra" in stored.columns and "__sd_unmodified_extra" in stored.columns

@@ -252,7 +252,7 @@ def stored(dest: Destination, lake: Lake, tables: tuple[str, ...]) -> dict[str, 
 def _contents(dest: Destination, lake: Lake, name: str) -> dict[str, Any]:
     """A table's rows, snapshot ids and current snapshot (any table, the destination's own
     intermediate tables included)."""
-    session = lake.session.newSession()
+    session = lake.child()
     qualified = f"{lake.catalog}.`{dest.schema}`.`{name}`"
     frame = session.table(qualified)
     # As text: PySpark cannot turn the minimum timestamp (0001-01-01) into a datetime.

@@ -13,8 +13,8 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from spark_destination.runtime.execute import executor, transient
-from tests.support.destination import Destination, Lake, column
+from spark_destination.runtime.execute import executor, faults, transient
+from tests.support.destination import CATALOGS, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -142,39 +142,93 @@ def test_retries_are_bounded(
     assert after == before
 
 
-@pytest.mark.parametrize(
-    "cls",
-    [
-        # The commit may have happened: running the statement again could apply it twice.
-        "org.apache.iceberg.exceptions.CommitStateUnknownException",
-        "org.apache.iceberg.exceptions.ValidationException",
-    ],
-)
-def test_a_permanent_failure_is_not_retried(
-    cls: str,
-    dest: Destination,
-    lake: Lake,
-    spark: SparkSession,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_validation_failure_without_another_writer_is_not_retried(
+    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A ``ValidationException`` is a lost race only when the table moved meanwhile; here
+    nothing else wrote it, so it is a real failure: one attempt, a task, the table as it was."""
     before = seeded(dest, lake)
-    if cls.endswith("CommitStateUnknownException"):
-        # Its constructor takes the cause (a Throwable), not a format string.
-        def error() -> Py4JJavaError:
-            jvm = spark._jvm
-            assert jvm is not None
-            unknown = jvm.org.apache.iceberg.exceptions.CommitStateUnknownException(
-                jvm.java.lang.RuntimeException("injected")
-            )
-            return Py4JJavaError("unknown", unknown)
-    else:
-
-        def error() -> Py4JJavaError:
-            return java_error(spark, cls)
-
-    attempts = failing_commits(monkeypatch, error, times=100, statement=committing(dest))
+    cls = "org.apache.iceberg.exceptions.ValidationException"
+    attempts = failing_commits(
+        monkeypatch, lambda: java_error(spark, cls), times=100, statement=committing(dest)
+    )
     response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
     assert response.WhichOneof("response") == "task"
     assert len(attempts) == 1
+    after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
+    assert after == before
+
+
+def unknown_state(spark: SparkSession) -> Py4JJavaError:
+    """What a catalog raises when it may have applied a commit but could not confirm it."""
+    jvm = spark._jvm
+    assert jvm is not None
+    # Its constructor takes the cause (a Throwable), not a format string.
+    unknown = jvm.org.apache.iceberg.exceptions.CommitStateUnknownException(
+        jvm.java.lang.RuntimeException("injected")
+    )
+    return Py4JJavaError("unknown", unknown)
+
+
+@pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True)
+def test_an_unconfirmed_commit_that_did_not_land_is_run_again_once(
+    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catalog answers "state unknown" before anything was applied: the table has not
+    changed and no snapshot carries the statement's identity, so it runs again, once."""
+    rows, snapshots = seeded(dest, lake)
+    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    attempts = failing_commits(
+        monkeypatch, lambda: unknown_state(spark), times=1, statement=committing(dest)
+    )
+    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
+    assert response.WhichOneof("response") == "success", response
+    assert len(attempts) == 2
+    assert lake.rows(dest.schema, "t", order_by="id") == [*rows, {"id": 2, "v": "b"}]
+    assert lake.snapshot_count(dest.schema, "t") == snapshots + 1
+
+
+@pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True)
+def test_an_unconfirmed_commit_that_landed_is_a_success_applied_once(
+    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit applied, then the catalog's answer was lost (``CommitStateUnknownException``
+    raised after the commit, before the executor took it as done): the executor finds the
+    statement's snapshot by the request's identity and answers success, without running it
+    again (an append run twice would add the rows twice)."""
+    rows, snapshots = seeded(dest, lake)
+    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    raised: list[int] = []
+
+    def lose_the_answer(index: int, table: str) -> None:
+        if not raised and (table == "t" or table.endswith("_t")):
+            raised.append(index)
+            raise unknown_state(spark)
+
+    batch = dest.write_file(HEADER, [["2", "b"], ["3", "c"]])
+    with faults.after_commit(lose_the_answer):
+        response = dest.write("t", COLUMNS, replace=[batch])
+    assert response.WhichOneof("response") == "success", response
+    assert len(raised) == 1
+    assert lake.rows(dest.schema, "t", order_by="id") == [
+        *rows,
+        {"id": 2, "v": "b"},
+        {"id": 3, "v": "c"},
+    ]
+    # One commit for the batch (deferred mode: the append, then the flush's MERGE).
+    assert lake.snapshot_count(dest.schema, "t") == snapshots + 1
+
+
+def test_an_unconfirmed_commit_that_never_lands_fails_cleanly(
+    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = seeded(dest, lake)
+    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    attempts = failing_commits(
+        monkeypatch, lambda: unknown_state(spark), times=100, statement=committing(dest)
+    )
+    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
+    assert response.WhichOneof("response") == "task"
+    assert len(attempts) == transient.MAX_ATTEMPTS
     after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
     assert after == before

@@ -441,7 +441,7 @@ def test_repeated_key_and_start_keeps_the_later_row_and_fills_from_the_earlier_o
     header = [c.name for c in columns]
     ok(dest.create("hist_dup", columns))
     # The table's own MERGE distribution mode is respected (no session override).
-    lake.session.newSession().sql(
+    lake.child().sql(
         f"ALTER TABLE `{lake.catalog}`.`{dest.schema}`.`hist_dup` "
         "SET TBLPROPERTIES ('write.merge.distribution-mode' = 'hash')"
     )

@@ -149,7 +149,7 @@ def normalised(value: Any) -> Any:
 
 def spark_rows(lake: Lake, schema: str, table: str, snapshot: int | None = None) -> list[dict]:
     """Spark's rows; its instants (naive, in the Python process's zone) made aware UTC."""
-    session = lake.session.newSession()
+    session = lake.child()
     frame = session.table(f"`{lake.catalog}`.`{schema}`.`{table}`")
     if snapshot is not None:
         frame = session.read.option("snapshot-id", snapshot).table(

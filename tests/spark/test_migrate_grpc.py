@@ -33,7 +33,7 @@ TMAX_TEXT = "9999-12-31 23:59:59.999"
 def timeline(lake: Lake, dest: Destination, table: str) -> list[dict[str, Any]]:
     """Rows ordered by id with start/end as Spark's UTC text: PySpark cannot turn the minimum
     timestamp (0001-01-01) into a Python datetime."""
-    frame = lake.session.newSession().table(f"{lake.catalog}.{dest.schema}.{table}")
+    frame = lake.child().table(f"{lake.catalog}.{dest.schema}.{table}")
     frame = frame.selectExpr(
         "*",
         f"CAST({START} AS STRING) AS start",
@@ -489,7 +489,7 @@ def test_interrupted_migrations_converge_when_retried(
     assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "success"
     assert answer(migrate(dest, "u", table_sync_mode_migration=sync)) == "success"
     assert lake.snapshot_count(dest.schema, "u") == snapshots + 1  # not rewritten again
-    fields = lake.session.newSession().table(f"{lake.catalog}.{dest.schema}.u").schema.fields
+    fields = lake.child().table(f"{lake.catalog}.{dest.schema}.u").schema.fields
     # Required exactly as in a history table CreateTable makes: the key.
     assert {f.name: f.nullable for f in fields} == {
         "id": False,

@@ -113,7 +113,7 @@ def exercise(dest: Destination, read_rows) -> None:  # noqa: ANN001 - a callable
 def test_sensitive_column_names_with_spark_default_redaction(dest: Destination, lake: Lake) -> None:
     # Sanity check of the premise: the display path really is redacted on this session.
     exercise(dest, lambda table: lake.rows(dest.schema, table))
-    shown = lake.session.newSession().sql(
+    shown = lake.child().sql(
         f"SHOW TBLPROPERTIES {qualified(lake.catalog, dest.schema, 'pages')}"  # noqa: S608
     )
     assert "redacted" in {r[0]: r[1] for r in shown.collect()}["fivetran.columns"]
@@ -139,7 +139,7 @@ def test_a_runtime_redaction_setting_in_spark_conf_applies_to_the_request(
     # It takes effect there: even a property naming nothing sensitive is shown redacted.
     show = f"SHOW TBLPROPERTIES {qualified(lake.catalog, dest.schema, 'pages')}"
     in_request = dict(sessions[-1].sql(show).collect())
-    elsewhere = dict(lake.session.newSession().sql(show).collect())
+    elsewhere = dict(lake.child().sql(show).collect())
     assert "redacted" in in_request["format-version"]
     assert elsewhere["format-version"] == "2"
     assert lake.session.conf.get(OPTIONS_REGEX) != ".*"
@@ -177,7 +177,7 @@ def test_sensitive_column_names_with_everything_redacted(
             configuration={"spark_conf": REDACT_EVERYTHING},
             schema="redacted",
         )
-        session = lake.session.newSession()
+        session = lake.child()
         session.conf.set("spark.sql.catalog.redacted_lake", "org.apache.iceberg.spark.SparkCatalog")
         session.conf.set("spark.sql.catalog.redacted_lake.type", "hadoop")
         session.conf.set("spark.sql.catalog.redacted_lake.warehouse", str(warehouse))

@@ -80,7 +80,7 @@ def _load(dest: Destination, lake: Lake) -> int:
     response = dest.write("big", columns(), replace=[batch])
     assert response.WhichOneof("response") == "success", response
     lake.settle()  # deferred mode: the batch is pending until a flush
-    stored = lake.session.newSession().table(f"{lake.catalog}.{dest.schema}.big").count()
+    stored = lake.child().table(f"{lake.catalog}.{dest.schema}.big").count()
     assert stored == rows
     return rows
 

@@ -124,7 +124,7 @@ def test_create_table_creates_the_schema_and_fails_on_an_existing_table(dest: De
 
 def test_key_columns_are_required_identifier_fields(dest: Destination, lake: Lake) -> None:
     assert outcome(dest.create("orders", orders())) == "success"
-    session = lake.session.newSession()
+    session = lake.child()
     name = f"lake.`{dest.schema}`.orders"
     ddl = session.sql(f"SHOW CREATE TABLE {name}").collect()[0][0]  # noqa: S608 - test read
     assert "id INT NOT NULL" in ddl

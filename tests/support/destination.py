@@ -30,6 +30,9 @@ UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TYPES = {t: getattr(common, t) for t in common.DataType.keys()}  # noqa: SIM118
 # The write modes a test parametrized over ``dest`` runs in (``indirect``: see conftest).
 WRITE_MODES = ("merge", "deferred")
+# The catalogs a test parametrized over ``catalog_kind`` runs against (``indirect``: see
+# conftest): the Hadoop catalog, and a real Hive metastore.
+CATALOGS = ("hadoop", "hive")
 # Deferred mode: table ``t``'s pending batches are in table ``PENDING_PREFIX + t`` (default).
 PENDING_PREFIX = parse_config({}).intermediate_table_prefix
 
@@ -190,6 +193,16 @@ class Lake:
     session: SparkSession
     catalog: str
     flush: Callable[[], object] | None = None
+    # Sets a fresh session up to read ``catalog`` (a catalog registered at run time, not at
+    # start-up, is not in a new session's settings).
+    prepare: Callable[[SparkSession], object] | None = None
+
+    def child(self) -> SparkSession:
+        """A fresh child session that reads ``catalog`` (no stale catalog cache)."""
+        session = self.session.newSession()
+        if self.prepare is not None:
+            self.prepare(session)
+        return session
 
     def settle(self) -> None:
         """Merge deferred mode's pending batches into their tables (none pend in merge mode)."""
@@ -198,11 +211,11 @@ class Lake:
 
     def rows(self, schema: str, table: str, order_by: str = "") -> list[dict[str, object]]:
         self.settle()
-        frame = self.session.newSession().table(qualified(self.catalog, schema, table))
+        frame = self.child().table(qualified(self.catalog, schema, table))
         if order_by:
             frame = frame.orderBy(order_by)
         return [row.asDict() for row in frame.collect()]
 
     def snapshot_count(self, schema: str, table: str) -> int:
         name = qualified(self.catalog, schema, table) + ".snapshots"
-        return self.session.newSession().table(name).count()
+        return self.child().table(name).count()

@@ -23,9 +23,11 @@ class Test:
 # Named for what they check; the servicer runs them by name.
 TEST_SETTINGS: Final = "settings_are_valid"
 TEST_WAREHOUSE: Final = "spark_reaches_warehouse"
+TEST_CATALOG: Final = "catalog_takes_commits"
 TESTS: Final = (
     Test(TEST_SETTINGS, "Checking the settings are valid"),
     Test(TEST_WAREHOUSE, "Starting Spark and reading the Iceberg warehouse"),
+    Test(TEST_CATALOG, "Creating, locking, altering and dropping a probe table in the catalog"),
 )
 
 

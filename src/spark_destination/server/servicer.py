@@ -91,6 +91,8 @@ class DestinationServicer(pb_grpc.DestinationConnectorServicer):
                 self._engine.config(request.configuration)  # raises on a bad value
             elif request.name == form.TEST_WAREHOUSE:
                 self._engine.check_warehouse(request.configuration)
+            elif request.name == form.TEST_CATALOG:
+                self._engine.probe_catalog(request.configuration)
             else:
                 return common.TestResponse(failure=f"unknown test {request.name!r}")
             return common.TestResponse(success=True)

@@ -29,6 +29,7 @@ from spark_destination.core.config import (
 from spark_destination.core.errors import (
     CommitUncertainError,
     ConfigurationError,
+    ExecutionError,
     InvalidRequestError,
 )
 from spark_destination.core.model import Table
@@ -44,6 +45,7 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.planner.catalog_probe import plan_catalog_probe
 from spark_destination.planner.ir import (
     ListNamespacesOp,
     Plan,
@@ -217,6 +219,25 @@ class Engine:
         )
         if problem is not None:
             raise ConfigurationError(problem)
+
+    def probe_catalog(self, configuration: Mapping[str, str]) -> None:
+        """Prove the catalog takes the commits a sync makes (``planner.catalog_probe``): create,
+        lock, alter and drop a probe table; a refusal names the step and the setting."""
+        config = self.config(configuration)
+        probe = plan_catalog_probe(config.catalog, target=self._dialect)
+        executor = self._executor(config, "setup test")
+        spec = settings_for(config).catalog_spec
+        try:
+            for step, plan in probe.steps:
+                try:
+                    executor.run(self._render(plan))
+                except ExecutionError as exc:
+                    raise ConfigurationError(
+                        f"the {spec.describe()} cannot {step}, which every sync needs: {exc}"
+                    ) from None
+        finally:
+            with contextlib.suppress(Exception):  # the table may be gone (or never made)
+                executor.run(self._render(probe.cleanup))
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest

@@ -87,7 +87,11 @@ from spark_destination.runtime.execute import commits, faults, scan_metrics, tra
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.key_filter import key_filter_args
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
-from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.execute.spark_errors import (
+    LOCK_HINT,
+    catalog_hint,
+    describe_spark_error,
+)
 from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, load_table
 
 if TYPE_CHECKING:
@@ -174,6 +178,7 @@ class Executor:
                     started = time.perf_counter()
                     written = _written(statement.op)
                     self._current = _Current(
+                        creates=isinstance(statement.op, CreateTableOp),
                         index=index,
                         summary=statement.summary,
                         table=written,
@@ -351,11 +356,30 @@ class Executor:
         if now is not None:
             self.trail.saw(table, now.location)
 
+    def _hint(self, exc: Exception, current: _Current | None) -> str | None:
+        """What a catalog's refusal means and the setting to change (never a value: the
+        exception's text is only searched, not shown)."""
+        classes = set(transient.java_classes(exc))
+        hint = catalog_hint(classes, str(exc))
+        if (
+            hint is None
+            and current is not None
+            and current.creates
+            and current.table is not None
+            and TABLE_EXISTS in classes
+            and commits.state(self._session, current.table) is None
+        ):
+            # Iceberg reports a refused commit of a new table as "already exists".
+            hint = (
+                f"the table does not exist: the catalog refused the commit creating it; {LOCK_HINT}"
+            )
+        return hint
+
     def _resolve(self, exc: Exception) -> transient.Resolution:
         """What to do about a statement that failed with ``exc`` (see ``transient``)."""
         classes = set(transient.java_classes(exc))
         current = self._current
-        if transient.LOCK_REFUSED in classes or current is None or current.table is None:
+        if transient.REFUSED & classes or current is None or current.table is None:
             return transient.default_resolution(classes)
         table, before = current.table, self._state(current.table)
         if transient.COMMIT_STATE_UNKNOWN in classes:
@@ -585,12 +609,13 @@ class Executor:
 
         try:
             with self._scan_reads(scan_of):
-                return transient.retrying(
-                    committed, what=what, resolve=self._resolve, landed=list
-                )
+                return transient.retrying(committed, what=what, resolve=self._resolve, landed=list)
         except (PySparkException, Py4JJavaError) as exc:
             described = describe_spark_error(exc, values_bound=bool(args))
-            raise ExecutionError(f"{what} failed: {described}") from None
+            hint = self._hint(exc, current)
+            raise ExecutionError(
+                f"{what} failed: {described}" + (f"; {hint}" if hint else "")
+            ) from None
 
     @contextlib.contextmanager
     def _scan_reads(self, table: TableRef | None) -> Iterator[None]:
@@ -676,6 +701,7 @@ class Executor:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Current:
+    creates: bool
     index: int
     summary: str
     table: TableRef | None
@@ -734,6 +760,8 @@ class _Held:
             self._tables.add(table)
 
 
+# What Spark raises when a table it creates "already exists".
+TABLE_EXISTS = "org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException"
 # Iceberg's session-level override of a write's distribution mode, and the table property
 # it overrides for MERGE.
 DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"

@@ -174,9 +174,7 @@ def run_flush(
             completed_rows=completed,
         )
     keys = _keys(executor, statements, merge, counts.high)
-    record = Marker(
-        high=counts.high, snapshot=_snapshot(session, table), flush_id=uuid.uuid4().hex
-    )
+    record = Marker(high=counts.high, snapshot=_snapshot(session, table), flush_id=uuid.uuid4().hex)
     _set_marker(session, pending, record)
     batch = Batch(
         parameters={HIGH_MARKER: counts.high},

@@ -9,6 +9,7 @@ masked.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 
 # A Spark setting's name is not a value: Spark quotes it in its advice ("This behavior can be
@@ -48,3 +49,33 @@ def describe_spark_error(exc: BaseException, *, values_bound: bool = False) -> s
         text = str(exc.java_exception)  # a Py4JJavaError's str() includes the whole JVM trace
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     return mask_values(first, numbers=values_bound)[:500]
+
+
+# What a shared catalog's refusal means, and the setting that ends it. A Hive metastore whose
+# schema was made by datanucleus (``datanucleus.schema.autoCreateAll``) has no transaction
+# tables, so it cannot create the lock Iceberg takes for every commit; Iceberg then says only
+# that the lock failed, or, for a new table, that the table "already exists".
+LOCK_HINT: Final = (
+    "the catalog refused Iceberg's commit lock: on a Hive metastore this means its transaction "
+    "tables (HIVE_LOCKS and the others) are missing, as in a schema created by "
+    "datanucleus.schema.autoCreateAll; create the metastore schema with Hive's schematool "
+    "-initSchema (or run Hive's TxnDbUtil.prepDb against its database)"
+)
+COLUMN_TYPE_HINT: Final = (
+    "the Hive metastore refused the new column layout: set "
+    "hive.metastore.disallow.incompatible.col.type.changes=false in its hive-site.xml "
+    "(Iceberg keeps the Hive schema in step with its own, and dropping a column moves the "
+    "columns after it)"
+)
+_INCOMPATIBLE_COLUMNS: Final = "types incompatible with the existing columns"
+HIVE_LOCK_EXCEPTION: Final = "org.apache.iceberg.hive.LockException"
+METASTORE_REFUSAL: Final = "org.apache.hadoop.hive.metastore.api.InvalidOperationException"
+
+
+def catalog_hint(classes: Collection[str], text: str) -> str | None:
+    """What a catalog's refusal means and the setting to change, or None."""
+    if HIVE_LOCK_EXCEPTION in classes:
+        return LOCK_HINT
+    if _INCOMPATIBLE_COLUMNS in text:
+        return COLUMN_TYPE_HINT
+    return None

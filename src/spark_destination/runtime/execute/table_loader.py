@@ -55,7 +55,6 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
     from pyspark.errors import PySparkException
     from pyspark.sql.types import StructType
 
-
     try:
         loaded = spark_table(session, table)
         if loaded is None:
@@ -116,4 +115,3 @@ def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any,
     namespace[0] = table.schema
     ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table.name)
     return catalog, ident
-

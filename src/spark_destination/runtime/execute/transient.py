@@ -12,8 +12,8 @@ the table since the statement began (a concurrent compaction removed files the M
 a concurrent append added rows its scan did not see), and is retried; after
 ``CommitStateUnknownException`` it looks for the statement's own snapshot (``commits``) and
 answers that it LANDED (success), or that the table did not change (RETRY). A commit the
-catalog refused to lock (``LOCK_REFUSED``, e.g. a Hive metastore without its transaction
-tables) is never retried: it is a setting, not a race.
+catalog refused to lock (e.g. a Hive metastore without its transaction
+tables) is never retried: it is a setting, not a race (``REFUSED``).
 """
 
 from __future__ import annotations
@@ -38,8 +38,16 @@ TRANSIENT: Final = frozenset(
 )
 COMMIT_STATE_UNKNOWN: Final = "org.apache.iceberg.exceptions.CommitStateUnknownException"
 VALIDATION: Final = "org.apache.iceberg.exceptions.ValidationException"
-# Iceberg's Hive catalog could not take (or create) the metastore lock for a commit.
-LOCK_REFUSED: Final = "org.apache.iceberg.hive.LockException"
+# A catalog that refuses a commit for a setting, not a race: Iceberg's Hive catalog could not
+# take (or create) the metastore lock, or the metastore refused the change (a dropped column
+# under ``hive.metastore.disallow.incompatible.col.type.changes``). Iceberg may wrap the
+# latter in ``CommitStateUnknownException``, but the metastore said no: nothing changed.
+REFUSED: Final = frozenset(
+    {
+        "org.apache.iceberg.hive.LockException",
+        "org.apache.hadoop.hive.metastore.api.InvalidOperationException",
+    }
+)
 # Attempts in all (the first and the retries), and the pause before retry n (n * pause).
 MAX_ATTEMPTS: Final = 4
 PAUSE_SECONDS: Final = 0.5
@@ -76,7 +84,7 @@ def is_transient(exc: BaseException) -> bool:
 
 def default_resolution(classes: Collection[str]) -> Resolution:
     """A failure's resolution from its Java classes alone."""
-    if LOCK_REFUSED in classes:
+    if REFUSED & set(classes):
         return Resolution.RAISE
     return Resolution.RETRY if any(n in TRANSIENT for n in classes) else Resolution.RAISE
 

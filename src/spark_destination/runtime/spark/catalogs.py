@@ -25,9 +25,22 @@ from spark_destination.core.errors import ConfigurationError
 ICEBERG_CATALOG_CLASS: Final = "org.apache.iceberg.spark.SparkCatalog"
 
 
+# How long Iceberg's Hive catalog keeps asking a metastore to *create* a commit lock (not to
+# wait for one another writer holds). Iceberg's default is 3 minutes: a metastore that cannot
+# create locks at all (no transaction tables) then stalls every commit that long before it
+# fails. A metastore that answers creates a lock in milliseconds.
+HIVE_LOCK_CREATION_TIMEOUT: Final = ("hadoop.iceberg.hive.lock-creation-timeout-ms", "5000")
+
 # Catalog properties the destination sets itself; spark_conf may set any other one.
 MANAGED_PROPERTIES: Final = frozenset(
-    {"type", "warehouse", "uri", "credential", "use-nullable-query-schema"}
+    {
+        "type",
+        "warehouse",
+        "uri",
+        "credential",
+        "use-nullable-query-schema",
+        HIVE_LOCK_CREATION_TIMEOUT[0],
+    }
 )
 
 
@@ -99,6 +112,9 @@ class CatalogSpec:
             entries.append((f"{self.prefix}.credential", self.credential))
         if self.warehouse:
             entries.append((f"{self.prefix}.warehouse", self.warehouse))
+        if self.type is CatalogType.HIVE:
+            key, value = HIVE_LOCK_CREATION_TIMEOUT
+            entries.append((f"{self.prefix}.{key}", value))
         # REPLACE TABLE ... AS SELECT (the AlterTable rewrite) keeps the query's nullability,
         # so key columns stay required, which identifier fields need. Iceberg's default makes
         # every column of such a table nullable.
