@@ -29,7 +29,9 @@ from spark_destination.planner.target import Target
 
 PROBE_NAMESPACE: Final = "__sd_setup"
 PROBE_PROPERTY: Final = "spark_destination.probe"
-# The column the probe drops: it is not the last, so dropping it moves the ones after it.
+# The column the probe drops: it is not the last, so dropping it moves the one after it (an
+# INT) into the place of a STRING, which a metastore that checks column types refuses (it
+# takes an INT where a STRING was as compatible: a number converts to text).
 DROPPED: Final = "dropped"
 
 
@@ -56,8 +58,8 @@ def plan_catalog_probe(catalog: str, *, target: Target, name: str | None = None)
     )
     columns = (
         Column(name="id", type=DataType.LONG, primary_key=True),
-        Column(name=DROPPED, type=DataType.INT),
-        Column(name="kept", type=DataType.STRING),
+        Column(name=DROPPED, type=DataType.STRING),
+        Column(name="kept", type=DataType.INT),
     )
     drop = Plan(ops=(DropTableOp(table=table),))
     return Probe(
