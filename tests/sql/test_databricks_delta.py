@@ -101,7 +101,7 @@ def test_transpiling_the_spark_output_would_have_made_casts_silent() -> None:
 
 
 def test_delta_tables_get_deltas_properties_and_a_primary_key_constraint() -> None:
-    (create,) = render(test_golden_sql.CASES["create_table"], DATABRICKS_DELTA)
+    (create,) = render(test_golden_sql.CASES["create_table_unity_names"], DATABRICKS_DELTA)
     assert create.sql is not None
     tree = _tree(create.sql)
     properties = {
@@ -111,14 +111,14 @@ def test_delta_tables_get_deltas_properties_and_a_primary_key_constraint() -> No
     assert properties["delta.columnMapping.mode"] == "name"
     assert properties["delta.enableDeletionVectors"] == "true"
     assert "format-version" not in properties and "write.merge.mode" not in properties
-    key = render(test_golden_sql.CASES["set_identifier_fields"], DATABRICKS_DELTA)
+    key = render(test_golden_sql.CASES["set_identifier_fields_unity_names"], DATABRICKS_DELTA)
     expected = [
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` DROP PRIMARY KEY IF EXISTS",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` ALTER COLUMN `id` SET NOT NULL",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` "
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` DROP PRIMARY KEY IF EXISTS",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` ALTER COLUMN `id` SET NOT NULL",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` "
         "ALTER COLUMN `at``time` SET NOT NULL",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` "
-        "ADD CONSTRAINT `order ``items`` 2024_pk` PRIMARY KEY (`id`, `at``time`)",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` "
+        "ADD CONSTRAINT `order-``items``-2024_pk` PRIMARY KEY (`id`, `at``time`)",
     ]
     assert _trees(key) == [_tree(sql) for sql in expected]
     assert all(isinstance(s.op, SetPrimaryKeyOp) for s in key)

@@ -52,6 +52,9 @@ ODD = {
     "columns": {"k`ey": "STRING", "va.lue": "INT", "_fivetran_synced": "UTC_DATETIME"},
     "primary_key": ["k`ey"],
 }
+# ODD with a table name Unity Catalog accepts (no space): the ODD case's Databricks golden is
+# its refusal.
+UNITY_ODD = {**ODD, "name": "order-`items`"}
 
 
 def _case(table: dict[str, Any], operation: dict[str, Any], **others: Any) -> dict[str, Any]:
@@ -155,6 +158,9 @@ CASES: dict[str, dict[str, Any]] = {
     ),
     "migrate_odd_names": _case(
         ODD, {"copy_column": {"from_column": "va.lue", "to_column": "new `col`"}}
+    ),
+    "migrate_odd_names_unity": _case(
+        UNITY_ODD, {"copy_column": {"from_column": "va.lue", "to_column": "new `col`"}}
     ),
 }
 

@@ -46,6 +46,9 @@ NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TABLE = TableRef(catalog="lake", schema="sales", name="orders")
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
+# Odd names Unity Catalog accepts (a hyphen, backticks; no period, space or upper case): the
+# ODD_TABLE cases' Databricks goldens are its refusal, these show their Databricks SQL.
+UNITY_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
 
 ALL_TYPES = (
     Column(name="id", type=DataType.LONG, primary_key=True),
@@ -94,8 +97,14 @@ PLAIN = table_layout(
 
 CASES: dict[str, Op] = {
     "create_namespace": CreateNamespaceOp(catalog="lake", schema="my-schema.v2"),
+    "create_namespace_unity_names": CreateNamespaceOp(catalog="lake", schema=UNITY_TABLE.schema),
     "create_table": CreateTableOp(
         table=ODD_TABLE,
+        columns=ALL_TYPES,
+        properties=((metadata.PROPERTY, metadata.encode(ALL_TYPES[:3])),),
+    ),
+    "create_table_unity_names": CreateTableOp(
+        table=UNITY_TABLE,
         columns=ALL_TYPES,
         properties=((metadata.PROPERTY, metadata.encode(ALL_TYPES[:3])),),
     ),
@@ -116,6 +125,9 @@ CASES: dict[str, Op] = {
     # An existing plain table given the bucketed v3 layout (at its next maintenance).
     "set_layout": SetLayoutOp(table=TABLE, layout=BUCKETED_V3, current=PLAIN),
     "set_identifier_fields": SetPrimaryKeyOp(table=ODD_TABLE, columns=("id", "at`time")),
+    "set_identifier_fields_unity_names": SetPrimaryKeyOp(
+        table=UNITY_TABLE, columns=("id", "at`time")
+    ),
     # A key changed in place on a sorted table: the write order follows it before any column
     # the old order sorted by is dropped (``with_layouts``).
     "set_identifier_fields_sorted": SetPrimaryKeyOp(
@@ -137,6 +149,15 @@ CASES: dict[str, Op] = {
     ),
     "merge_batch_all_types": MergeBatchOp(
         table=ODD_TABLE,
+        view="sd_batch",
+        columns=ALL_TYPES,
+        key=("id",),
+        null_string=NULL,
+        unmodified_string=UNMOD,
+        has_upserts=True,
+    ),
+    "merge_batch_all_types_unity_names": MergeBatchOp(
+        table=UNITY_TABLE,
         view="sd_batch",
         columns=ALL_TYPES,
         key=("id",),
@@ -202,6 +223,14 @@ CASES: dict[str, Op] = {
     "record_changes_odd_names_no_synced": RecordChangesOp(
         table=ODD_TABLE,
         changes=TableRef(catalog="lake", schema="my-schema.v2", name="__sd_changes"),
+        view="sd_batch",
+        records="sd_changes",
+        key=("id", "at`time"),
+        synced=False,
+    ),
+    "record_changes_unity_names_no_synced": RecordChangesOp(
+        table=UNITY_TABLE,
+        changes=TableRef(catalog="lake", schema=UNITY_TABLE.schema, name="__sd_changes"),
         view="sd_batch",
         records="sd_changes",
         key=("id", "at`time"),
