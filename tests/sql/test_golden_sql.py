@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -16,6 +16,7 @@ from spark_destination.core.model import (
 )
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner import metadata
@@ -26,6 +27,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     Op,
+    OptimizeOp,
     Plan,
     RecordChangesOp,
     SetLayoutOp,
@@ -35,8 +37,10 @@ from spark_destination.planner.ir import (
     StagedFile,
     TableRef,
     TruncateOp,
+    VacuumOp,
 )
 from spark_destination.planner.layout import table_layout, with_layouts
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
@@ -277,6 +281,26 @@ def test_a_key_changed_in_place_takes_the_configured_write_order() -> None:
     assert sorted_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=("id",)),)
     assert plain_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=()),)
     assert delta_plan == key_change  # Delta keeps no write order
+
+
+def test_delta_tables_are_never_given_a_layout() -> None:
+    """What the set_layout golden of Delta says: no layout is planned for Delta (a CREATE
+    keeps none, maintenance of a table whose layout differs plans OPTIMIZE and VACUUM only)."""
+    assert not DATABRICKS_DELTA.lays_out_tables
+    create = Plan(ops=(CreateTableOp(table=TABLE, columns=ORDERS, properties=()),))
+    assert with_layouts(create, parse_config({}).layout_of, DATABRICKS_DELTA) == create
+    assert with_layouts(create, parse_config({}).layout_of, SPARK_ICEBERG) != create
+    maintained = plan_maintenance(
+        TABLE,
+        MaintenancePolicy(retention=timedelta(hours=168)),
+        now=BEFORE,
+        target=DATABRICKS_DELTA,
+        key=("id", "region"),
+        layout=BUCKETED_V3,
+        current=PLAIN,
+    )
+    assert [type(op) for op in maintained.ops] == [OptimizeOp, VacuumOp]
+    assert render(CASES["set_layout"], DATABRICKS_DELTA) == ()
 
 
 def test_staging_is_a_runtime_directive_without_sql() -> None:
