@@ -54,6 +54,7 @@ from tests.sql import (
 )
 from tests.sql.conftest import golden_text
 from tests.sql.test_golden_migrate_sql import CASES as MIGRATE_CASES
+from tests.sql.test_golden_migrate_sql import REFUSED
 
 DELTA = DATABRICKS_DELTA.name
 CHECKS = (CheckLiteralOp, CheckHistoryStartOp, CheckConversionsOp, CheckUniqueKeyOp)
@@ -73,14 +74,8 @@ def _trees(statements: tuple[Statement, ...]) -> list[exp.Expr]:
     return [_tree(s.sql) for s in statements if s.sql is not None]
 
 
-# The Migrate golden cases Unity Catalog refuses, with the refusal (its name rules, checked
-# before planning); every other case must plan.
-MIGRATE_REFUSED = {
-    "migrate_odd_names": (
-        "table name 'order `items`' holds ' ', which the catalog refuses in names "
-        "(databricks_delta)"
-    ),
-}
+# The Migrate golden cases Unity Catalog refuses, with the refusal; every other case must plan.
+MIGRATE_REFUSED = {case: why for (case, dialect), why in REFUSED.items() if dialect == DELTA}
 
 
 def _every_statement() -> list[Statement]:
