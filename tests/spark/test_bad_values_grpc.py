@@ -1,7 +1,7 @@
-"""bad_value_policy end to end (seed 002's "conversion failures are captured"): under ``null``
-a non-key value its column cannot hold is written as NULL, the row kept, every change recorded
-in the schema's changes table and the request answers a Warning; under ``fail`` (the default)
-the same batch fails and nothing changes. Keys, undecodable files and malformed rows fail under
+"""bad_value_policy end to end: under ``null`` a non-key value its column cannot hold is
+written as NULL, the row kept, every change recorded in the schema's changes table and the
+request answers a Warning; under ``fail`` (the default) the same batch fails and nothing
+changes. Keys, undecodable files and malformed rows fail under
 either policy (``test_bad_input_grpc``)."""
 
 from __future__ import annotations

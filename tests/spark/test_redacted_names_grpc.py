@@ -1,4 +1,4 @@
-"""Tables whose column names match Spark's redaction patterns (issue 7).
+"""Tables whose column names match Spark's redaction patterns.
 
 Spark redacts displayed table properties whose key or value matches
 ``spark.sql.redaction.options.regex`` (default ``(?i)url``) or ``spark.redaction.regex``

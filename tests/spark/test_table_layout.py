@@ -1,7 +1,7 @@
-"""Table layouts on real Iceberg tables (issue 23): CreateTable gives a table the configured
-layout, maintenance keeps it (and re-sorts what batches added), AlterTable's rewrite keeps it,
-an existing table takes a new layout at its next maintenance, and format version 3 writes
-deletion vectors instead of position-delete files."""
+"""Table layouts on real Iceberg tables: CreateTable gives a table the configured layout,
+maintenance keeps it (and re-sorts what batches added), AlterTable's rewrite keeps it, an
+existing table takes a new layout at its next maintenance, and format version 3 writes deletion
+vectors instead of position-delete files."""
 
 from __future__ import annotations
 

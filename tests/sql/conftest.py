@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form, Statement
-from spark_destination.planner.ir import CreateNamespaceOp, Op, TableRef
+from spark_destination.planner.ir import CreateNamespaceOp, Op, SetLayoutOp, TableRef
 from spark_destination.planner.tables import check_names
 from spark_destination.service.preview import checked
 
@@ -77,6 +78,27 @@ def rendered(op: Op, dialect: str) -> tuple[Statement, ...]:
     return render(op, DIALECTS[dialect])
 
 
+# The ops a dialect renders no statement for, with why: their golden says so instead of being
+# empty, and any other op that renders nothing fails its golden test.
+RENDERS_NOTHING: dict[tuple[type[Op], str], str] = {
+    (SetLayoutOp, "databricks_delta"): (
+        "Delta tables get no configured layout, so this op is never planned for Delta "
+        "(Target.lays_out_tables is false). Maintenance clusters a Delta table's files by its "
+        "key with OPTIMIZE ... ZORDER BY (snapshots/maintain); liquid clustering "
+        "(ALTER TABLE ... CLUSTER BY), Databricks' other way, cannot be combined with ZORDER "
+        "BY, so the destination does not use it."
+    ),
+}
+
+
+def renders_nothing(op: Op, dialect: str) -> str:
+    """The golden of an op the dialect renders no statement for: why (``RENDERS_NOTHING``)."""
+    reason = RENDERS_NOTHING.get((type(op), dialect))
+    assert reason is not None, f"{dialect} renders nothing for {op!r}; say why in RENDERS_NOTHING"
+    said = f"{dialect} renders no statement for {type(op).__name__}: {reason}"
+    return "".join(f"-- {line}\n" for line in textwrap.wrap(said, width=96))
+
+
 def refusal(error: InvalidRequestError) -> str:
     """The golden of what a dialect refuses to plan: the message the request answers."""
     return f"-- refused before anything runs: {error}\n"
@@ -100,6 +122,8 @@ def golden_text(op: Op, dialect: str, form: Form | None = None) -> str:
     except InvalidRequestError as error:
         return refusal(error)
     statements = rendered(op, dialect)
+    if not statements:
+        return renders_nothing(op, dialect)
     texts = []
     for statement in statements:
         sql = statement.sql if form is None else statement.form(form)

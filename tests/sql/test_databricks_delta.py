@@ -4,6 +4,7 @@ the Spark output, and refused by the server, which cannot run it here."""
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -24,19 +25,38 @@ from spark_destination.planner.ir import (
     CheckHistoryStartOp,
     CheckLiteralOp,
     CheckUniqueKeyOp,
+    DescribeOp,
     DropNotNullOp,
+    ExpireSnapshotsOp,
     Op,
+    RemoveOrphanFilesOp,
+    RewriteDataFilesOp,
+    RewritePositionDeletesOp,
     RewriteTableOp,
+    SetLayoutOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
+    StageBatchOp,
+    TableHealthOp,
 )
+from spark_destination.planner.maintenance import plan_maintenance
 from spark_destination.planner.schema import plan_create_table
 from spark_destination.service.engine import Engine, SessionProvider
 from spark_destination.service.preview import plan_for
 from spark_destination.service.request_json import parse_request
-from tests.sql import test_golden_alter_sql, test_golden_history_sql, test_golden_sql
+from tests.sql import (
+    test_golden_alter_sql,
+    test_golden_bad_values_sql,
+    test_golden_deferred_sql,
+    test_golden_history_sql,
+    test_golden_maintenance_sql,
+    test_golden_sql,
+)
+from tests.sql.conftest import golden_text
 from tests.sql.test_golden_migrate_sql import CASES as MIGRATE_CASES
+from tests.sql.test_golden_migrate_sql import REFUSED
 
+DELTA = DATABRICKS_DELTA.name
 CHECKS = (CheckLiteralOp, CheckHistoryStartOp, CheckConversionsOp, CheckUniqueKeyOp)
 OP_CASES: dict[str, Op] = {
     **test_golden_sql.CASES,
@@ -54,13 +74,19 @@ def _trees(statements: tuple[Statement, ...]) -> list[exp.Expr]:
     return [_tree(s.sql) for s in statements if s.sql is not None]
 
 
+# The Migrate golden cases Unity Catalog refuses, with the refusal; every other case must plan.
+MIGRATE_REFUSED = {case: why for (case, dialect), why in REFUSED.items() if dialect == DELTA}
+
+
 def _every_statement() -> list[Statement]:
     statements = [s for op in OP_CASES.values() for s in render(op, DATABRICKS_DELTA)]
-    for request in MIGRATE_CASES.values():
-        try:
-            plan = plan_for(parse_request(request), DATABRICKS_DELTA)
-        except InvalidRequestError:  # a table name Unity Catalog refuses
+    for case, request in MIGRATE_CASES.items():
+        if case in MIGRATE_REFUSED:
+            with pytest.raises(InvalidRequestError) as refused:
+                plan_for(parse_request(request), DATABRICKS_DELTA)
+            assert str(refused.value) == MIGRATE_REFUSED[case]
             continue
+        plan = plan_for(parse_request(request), DATABRICKS_DELTA)
         statements += render_plan(plan, DATABRICKS_DELTA)
     return statements
 
@@ -72,6 +98,71 @@ def test_no_databricks_statement_uses_try_cast_outside_the_check_queries() -> No
     for statement in writes:
         for sql in (statement.sql or "", *(text for _, text in statement.forms)):
             assert "TRY_CAST" not in sql.upper(), statement.summary
+
+
+# The operations no Databricks golden shows as SQL, and why.
+NO_DATABRICKS_SQL: dict[type[Op], str] = {
+    # Runtime directives: the runtime stages the files and reads the catalog, no SQL runs.
+    StageBatchOp: "stages the batch's files as a view",
+    DescribeOp: "reads the table from the catalog API",
+    # Never planned for Delta (snapshots/set_layout/databricks_delta.sql says why).
+    SetLayoutOp: "Delta tables get no configured layout",
+    # Iceberg's maintenance procedures; Delta's maintenance is OPTIMIZE and VACUUM.
+    RewriteDataFilesOp: "Iceberg only",
+    RewritePositionDeletesOp: "Iceberg only",
+    ExpireSnapshotsOp: "Iceberg only",
+    RemoveOrphanFilesOp: "Iceberg only",
+}
+
+
+def _ops_of(union: object) -> set[type]:
+    """The operation classes of an IR union (``Op`` nests ``MaintenanceOp`` and ``PendingOp``)."""
+    if members := typing.get_args(union):
+        return {op for member in members for op in _ops_of(member)}
+    assert isinstance(union, type)
+    return {union}
+
+
+def _golden_sql_ops() -> set[type]:
+    """The operations whose Databricks golden holds SQL: every golden case whose names Unity
+    accepts (a refused case's golden is the refusal), and every whole plan a golden shows."""
+    op_cases = {
+        **OP_CASES,
+        **test_golden_deferred_sql.CASES,
+        "table_health": TableHealthOp(table=test_golden_maintenance_sql.UNITY_ODD_TABLE),
+    }
+    ops = {type(op) for op in op_cases.values() if not golden_text(op, DELTA).startswith("-- ")}
+    plans = [
+        plan_for(parse_request(request), DATABRICKS_DELTA)
+        for case, request in (
+            *MIGRATE_CASES.items(),
+            *test_golden_bad_values_sql.CASES.items(),
+        )
+        if case not in MIGRATE_REFUSED
+    ]
+    plans += [
+        plan_alter_table(
+            request, test_golden_alter_sql.DECIMAL_TABLE, catalog="lake", target=DATABRICKS_DELTA
+        )
+        for request in test_golden_alter_sql.PLANNED.values()
+    ]
+    plans.append(
+        plan_maintenance(
+            test_golden_maintenance_sql.UNITY_ODD_TABLE,
+            test_golden_maintenance_sql.POLICY,
+            now=test_golden_maintenance_sql.NOW,
+            target=DATABRICKS_DELTA,
+            key=test_golden_maintenance_sql.KEY,
+        )
+    )
+    statements = [s for plan in plans for s in render_plan(plan, DATABRICKS_DELTA)]
+    return ops | {type(s.op) for s in statements if s.sql is not None}
+
+
+def test_every_operation_has_a_databricks_golden_that_is_sql() -> None:
+    """Every operation Delta plans is under review as Databricks SQL in some golden file (not
+    only as a refusal of its names); a new operation without one fails here."""
+    assert _golden_sql_ops() == _ops_of(Op) - NO_DATABRICKS_SQL.keys()
 
 
 def test_transpiling_the_spark_output_would_have_made_casts_silent() -> None:
@@ -89,7 +180,7 @@ def test_transpiling_the_spark_output_would_have_made_casts_silent() -> None:
 
 
 def test_delta_tables_get_deltas_properties_and_a_primary_key_constraint() -> None:
-    (create,) = render(test_golden_sql.CASES["create_table"], DATABRICKS_DELTA)
+    (create,) = render(test_golden_sql.CASES["create_table_unity_names"], DATABRICKS_DELTA)
     assert create.sql is not None
     tree = _tree(create.sql)
     properties = {
@@ -99,14 +190,14 @@ def test_delta_tables_get_deltas_properties_and_a_primary_key_constraint() -> No
     assert properties["delta.columnMapping.mode"] == "name"
     assert properties["delta.enableDeletionVectors"] == "true"
     assert "format-version" not in properties and "write.merge.mode" not in properties
-    key = render(test_golden_sql.CASES["set_identifier_fields"], DATABRICKS_DELTA)
+    key = render(test_golden_sql.CASES["set_identifier_fields_unity_names"], DATABRICKS_DELTA)
     expected = [
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` DROP PRIMARY KEY IF EXISTS",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` ALTER COLUMN `id` SET NOT NULL",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` "
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` DROP PRIMARY KEY IF EXISTS",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` ALTER COLUMN `id` SET NOT NULL",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` "
         "ALTER COLUMN `at``time` SET NOT NULL",
-        "ALTER TABLE `lake`.`my-schema.v2`.`order ``items`` 2024` "
-        "ADD CONSTRAINT `order ``items`` 2024_pk` PRIMARY KEY (`id`, `at``time`)",
+        "ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` "
+        "ADD CONSTRAINT `order-``items``-2024_pk` PRIMARY KEY (`id`, `at``time`)",
     ]
     assert _trees(key) == [_tree(sql) for sql in expected]
     assert all(isinstance(s.op, SetPrimaryKeyOp) for s in key)

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
 TABLE = TableRef(catalog="lake", schema="sales", name="orders")
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
+# Odd names Unity Catalog accepts: the ODD_TABLE cases' Databricks goldens are its refusal.
+UNITY_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
 
 
 def col(name: str, type_: DataType, *, pk: bool = False, p: int = 0, s: int = 0) -> Column:
@@ -79,7 +81,11 @@ CASES: dict[str, Op] = {
     "alter_column_type": AlterColumnTypeOp(
         table=ODD_TABLE, column=col("amount", DataType.DECIMAL, p=20, s=2)
     ),
+    "alter_column_type_unity_names": AlterColumnTypeOp(
+        table=UNITY_TABLE, column=col("amount", DataType.DECIMAL, p=20, s=2)
+    ),
     "drop_not_null": DropNotNullOp(table=ODD_TABLE, column="region `code`"),
+    "drop_not_null_unity_names": DropNotNullOp(table=UNITY_TABLE, column="region `code`"),
     "check_conversions": CheckConversionsOp(
         table=TABLE,
         conversions=CONVERSIONS,
@@ -87,6 +93,7 @@ CASES: dict[str, Op] = {
     ),
     "check_unique_key": CheckUniqueKeyOp(table=TABLE, key=(change(ID_INT, ID_INT), CONVERSIONS[0])),
     "rewrite_table": RewriteTableOp(table=ODD_TABLE, columns=REWRITE),
+    "rewrite_table_unity_names": RewriteTableOp(table=UNITY_TABLE, columns=REWRITE),
 }
 
 

@@ -24,6 +24,8 @@ NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TABLE = TableRef(catalog="lake", schema="sales", name="orders_history")
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` history")
+# Odd names Unity Catalog accepts: the ODD_TABLE case's Databricks golden is its refusal.
+UNITY_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-history")
 
 HISTORY = (
     Column(name="id", type=DataType.INT, primary_key=True),
@@ -57,6 +59,7 @@ def _merge(
 CASES: dict[str, Op] = {
     "merge_history": _merge(TABLE, NULL, UNMOD),
     "merge_history_odd_names_no_sentinels": _merge(ODD_TABLE, None, None),
+    "merge_history_unity_names_no_sentinels": _merge(UNITY_TABLE, None, None),
     # One filtered key column keeps the golden readable (the batch golden shows two).
     "merge_history_key_filter": _merge(TABLE, NULL, UNMOD, filter_key=("id",)),
     "merge_history_full_versions": _merge(TABLE, NULL, UNMOD),

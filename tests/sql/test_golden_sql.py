@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -16,6 +16,7 @@ from spark_destination.core.model import (
 )
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
+from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner import metadata
@@ -26,6 +27,7 @@ from spark_destination.planner.ir import (
     ListNamespacesOp,
     MergeBatchOp,
     Op,
+    OptimizeOp,
     Plan,
     RecordChangesOp,
     SetLayoutOp,
@@ -35,8 +37,10 @@ from spark_destination.planner.ir import (
     StagedFile,
     TableRef,
     TruncateOp,
+    VacuumOp,
 )
 from spark_destination.planner.layout import table_layout, with_layouts
+from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.
@@ -46,6 +50,9 @@ NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TABLE = TableRef(catalog="lake", schema="sales", name="orders")
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
+# Odd names Unity Catalog accepts (a hyphen, backticks; no period, space or upper case): the
+# ODD_TABLE cases' Databricks goldens are its refusal, these show their Databricks SQL.
+UNITY_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
 
 ALL_TYPES = (
     Column(name="id", type=DataType.LONG, primary_key=True),
@@ -94,8 +101,14 @@ PLAIN = table_layout(
 
 CASES: dict[str, Op] = {
     "create_namespace": CreateNamespaceOp(catalog="lake", schema="my-schema.v2"),
+    "create_namespace_unity_names": CreateNamespaceOp(catalog="lake", schema=UNITY_TABLE.schema),
     "create_table": CreateTableOp(
         table=ODD_TABLE,
+        columns=ALL_TYPES,
+        properties=((metadata.PROPERTY, metadata.encode(ALL_TYPES[:3])),),
+    ),
+    "create_table_unity_names": CreateTableOp(
+        table=UNITY_TABLE,
         columns=ALL_TYPES,
         properties=((metadata.PROPERTY, metadata.encode(ALL_TYPES[:3])),),
     ),
@@ -116,6 +129,9 @@ CASES: dict[str, Op] = {
     # An existing plain table given the bucketed v3 layout (at its next maintenance).
     "set_layout": SetLayoutOp(table=TABLE, layout=BUCKETED_V3, current=PLAIN),
     "set_identifier_fields": SetPrimaryKeyOp(table=ODD_TABLE, columns=("id", "at`time")),
+    "set_identifier_fields_unity_names": SetPrimaryKeyOp(
+        table=UNITY_TABLE, columns=("id", "at`time")
+    ),
     # A key changed in place on a sorted table: the write order follows it before any column
     # the old order sorted by is dropped (``with_layouts``).
     "set_identifier_fields_sorted": SetPrimaryKeyOp(
@@ -137,6 +153,15 @@ CASES: dict[str, Op] = {
     ),
     "merge_batch_all_types": MergeBatchOp(
         table=ODD_TABLE,
+        view="sd_batch",
+        columns=ALL_TYPES,
+        key=("id",),
+        null_string=NULL,
+        unmodified_string=UNMOD,
+        has_upserts=True,
+    ),
+    "merge_batch_all_types_unity_names": MergeBatchOp(
+        table=UNITY_TABLE,
         view="sd_batch",
         columns=ALL_TYPES,
         key=("id",),
@@ -207,6 +232,14 @@ CASES: dict[str, Op] = {
         key=("id", "at`time"),
         synced=False,
     ),
+    "record_changes_unity_names_no_synced": RecordChangesOp(
+        table=UNITY_TABLE,
+        changes=TableRef(catalog="lake", schema=UNITY_TABLE.schema, name="__sd_changes"),
+        view="sd_batch",
+        records="sd_changes",
+        key=("id", "at`time"),
+        synced=False,
+    ),
     # A STRING column with a byte length: Databricks declares VARCHAR(n), Iceberg has no
     # length-limited type (its strings are unbounded).
     "create_table_string_lengths": CreateTableOp(
@@ -248,6 +281,26 @@ def test_a_key_changed_in_place_takes_the_configured_write_order() -> None:
     assert sorted_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=("id",)),)
     assert plain_plan.ops == (SetPrimaryKeyOp(table=TABLE, columns=("id",), write_order=()),)
     assert delta_plan == key_change  # Delta keeps no write order
+
+
+def test_delta_tables_are_never_given_a_layout() -> None:
+    """What the set_layout golden of Delta says: no layout is planned for Delta (a CREATE
+    keeps none, maintenance of a table whose layout differs plans OPTIMIZE and VACUUM only)."""
+    assert not DATABRICKS_DELTA.lays_out_tables
+    create = Plan(ops=(CreateTableOp(table=TABLE, columns=ORDERS, properties=()),))
+    assert with_layouts(create, parse_config({}).layout_of, DATABRICKS_DELTA) == create
+    assert with_layouts(create, parse_config({}).layout_of, SPARK_ICEBERG) != create
+    maintained = plan_maintenance(
+        TABLE,
+        MaintenancePolicy(retention=timedelta(hours=168)),
+        now=BEFORE,
+        target=DATABRICKS_DELTA,
+        key=("id", "region"),
+        layout=BUCKETED_V3,
+        current=PLAIN,
+    )
+    assert [type(op) for op in maintained.ops] == [OptimizeOp, VacuumOp]
+    assert render(CASES["set_layout"], DATABRICKS_DELTA) == ()
 
 
 def test_staging_is_a_runtime_directive_without_sql() -> None:

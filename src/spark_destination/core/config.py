@@ -353,7 +353,8 @@ class WriteMode(enum.StrEnum):
     DEFERRED = "deferred"
 
 
-# The value of a numeric key that turns its feature off (seed 004's -1).
+# The value of a numeric key that turns its feature off (``merge_interval_ms``,
+# ``merge_records_threshold``: ``_count_or_off``).
 OFF: Final = -1
 
 

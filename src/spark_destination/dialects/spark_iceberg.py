@@ -122,8 +122,9 @@ SPARK_ICEBERG: Final = Dialect(
             }
         ),
     ),
-    # Merge-on-read measured 1.2-4x faster than copy-on-write for MERGE/UPDATE/DELETE here
-    # (reference/spark-iceberg.md); format 2 is needed for it.
+    # Merge-on-read measured 1.2-4x faster than copy-on-write for UPDATE, DELETE and matched
+    # MERGE (local[2], 1M-row table: a 100k-key DELETE 1.5 s against 5.4, a 50 %-matched 1M-row
+    # MERGE 6.6 s against 8.1), with full scans close to its speed; format 2 is needed for it.
     table_properties=(
         ("format-version", "2"),
         ("write.delete.mode", "merge-on-read"),

@@ -1,4 +1,5 @@
-"""Planning of ``bad_value_policy=null`` (seed 002's "conversion failures are captured").
+"""Planning of ``bad_value_policy=null``: values that fail to convert are captured (nulled or
+cut, and recorded) instead of failing the batch.
 
 With the policy a batch write stages non-key values its columns cannot hold as NULL (or, in a
 column whose dialect limits its length, as the text cut to the limit) and records every such

@@ -1,4 +1,4 @@
-"""Planning of deferred write mode (seed 004): append now, merge flush later.
+"""Planning of deferred write mode: append now, merge flush later.
 
 A deferred WriteBatch is staged as in merge mode, then every staged row is appended to the
 table's **intermediate table** (``AppendPendingOp``: one commit, the table is not read). A

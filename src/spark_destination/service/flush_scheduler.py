@@ -1,7 +1,7 @@
 """When deferred mode's merge flushes run on their own: the timer and the record threshold.
 
-Seed 004's ``mergeIntervalMs`` and ``mergeRecordsThreshold``. After each deferred WriteBatch the
-engine reports the table's pending rows here (``appended``):
+The settings ``merge_interval_ms`` and ``merge_records_threshold`` (-1 turns either off). After
+each deferred WriteBatch the engine reports the table's pending rows here (``appended``):
 
 * when they reach ``merge_records_threshold`` the table's flush is due at once: it runs on a
   worker right after the request that crossed the threshold has answered (it waits for the

@@ -28,14 +28,15 @@ set it, and the replacement (the last value set from ``U`` on); one MERGE applie
 matched-delete, matched-replace, matched-overlay (``CASE WHEN`` the mask), not-matched insert.
 The pending rows are few (what small batches bring between flushes), the table is read once.
 
-**Re-running a flush.** Seed 004 argues exactly-once from the idempotence of the flush. Here
-it is idempotent for every key but one kind: applying the fold to its own result gives the same
-row when the key was deleted (delete, or replace by the same row), when the table had the key
-(the overlay sets the same values again), and when it had not and no update came before ``U``
-(the inserted row is then exactly what the overlay of every row gives). It is not when the
-table lacked the key and an update before ``U`` set a column no row from ``U`` on sets: the
-first run inserts NULL there (the update was ignored: the key was absent), a second run finds
-the key and overlays the update's value. No fold of the pending rows alone can tell "present
+**Re-running a flush.** A flush that a crash interrupted runs again, so exactly-once needs
+the flush to be idempotent, or to know what it already did. It is idempotent for every key but
+one kind: applying the fold to its own result gives the same row when the key was deleted
+(delete, or replace by the same row), when the table had the key (the overlay sets the same
+values again), and when it had not and no update came before ``U`` (the inserted row is then
+exactly what the overlay of every row gives). It is not when the table lacked the key and an
+update before ``U`` set a column no row from ``U`` on sets: the first run inserts NULL there
+(the update was ignored: the key was absent), a second run finds the key and overlays the
+update's value. No fold of the pending rows alone can tell "present
 before the flush" from "inserted by an earlier run of it", so the flush that re-runs must know
 whether its earlier run committed: ``runtime.execute.pending`` records the table's snapshot
 before each MERGE and, after a crash, runs only the clean-up when the table has moved on since.

@@ -39,7 +39,8 @@ __all__ = [
 
 
 class Change(enum.Enum):
-    """What the destination did to a value its column cannot hold (seed 002's names)."""
+    """What the destination did to a value its column cannot hold: the ``change`` column of a
+    record in the changes table."""
 
     NULLED = "NULLED"
     TRUNCATED = "TRUNCATED"

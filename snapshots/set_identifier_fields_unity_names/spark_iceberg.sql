@@ -1,0 +1,1 @@
+ALTER TABLE `lake`.`my-schema`.`order-``items``-2024` SET IDENTIFIER FIELDS `id`, `at``time`
