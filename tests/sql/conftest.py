@@ -126,7 +126,10 @@ def golden_text(op: Op, dialect: str, form: Form | None = None) -> str:
         return renders_nothing(op, dialect)
     texts = []
     for statement in statements:
-        sql = statement.sql if form is None else statement.form(form)
+        if statement.directive:
+            sql = None  # runs no SQL (staging, the catalog read)
+        else:
+            sql = statement.sql if form is None else statement.form(form)
         if sql is None:  # a dialect without this form (no key filter: ``key_filter_slots``)
             return f"-- {dialect} renders no form for: {form.value if form else 'the op'}\n"
         texts.append(sql)

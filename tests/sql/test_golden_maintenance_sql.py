@@ -75,7 +75,6 @@ def _maintain(dialect: str) -> str:
 
 def _health(dialect: str) -> str:
     (statement,) = render(TableHealthOp(table=TABLES[dialect]), DIALECTS[dialect])
-    assert statement.sql is not None
     return statement.sql + "\n"
 
 

@@ -17,7 +17,7 @@ from spark_destination.core.model import (
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render
-from spark_destination.dialects.rendered import Form
+from spark_destination.dialects.rendered import Form, Stage
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
@@ -310,7 +310,8 @@ def test_staging_is_a_runtime_directive_without_sql() -> None:
         columns=ALL_TYPES[:1],
     )
     (statement,) = rendered(op, "spark_iceberg")
-    assert statement.sql is None
+    assert statement.directive and statement.sql == ""
+    assert statement.run == Stage(op=op)
     assert "/in/a.csv" in statement.summary
 
 

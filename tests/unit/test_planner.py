@@ -67,7 +67,7 @@ def test_create_table_creates_namespace_table_and_identifier_fields() -> None:
     # The table format's properties are the dialect's, added when the statement is rendered.
     assert all(key != "write.merge.mode" for key, _ in create.properties)
     (rendered,) = render(create, SPARK_ICEBERG)
-    assert rendered.sql is not None and "'write.merge.mode'='merge-on-read'" in rendered.sql
+    assert "'write.merge.mode'='merge-on-read'" in rendered.sql
 
 
 def test_create_table_refuses_an_existing_table() -> None:

@@ -1,8 +1,9 @@
 """The render entry point: a plan's IR ops -> the statements the runtime runs, for one dialect.
 
 Rendering happens once, in the engine (or ``preview``): each statement carries its SQL, its
-alternative forms and its check-row layout (``rendered.Statement``), so the runtime never
-renders and what ``preview`` shows is exactly what can run.
+alternative forms, its check-row layout and what the runtime does with it (``rendered.Run``), so
+the runtime never renders, never dispatches on ops, and what ``preview`` shows is exactly what
+can run. This match is the IR's one dispatch: a new op is added here (and in its lowering).
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
 from spark_destination.dialects.lowering.migrations import lower_rows
 from spark_destination.dialects.lowering.pending import lower_pending
-from spark_destination.dialects.rendered import CheckOutput, OutputKind, RenderedPlan, Statement
+from spark_destination.dialects.rendered import (
+    CheckOutput,
+    OutputKind,
+    RenderedPlan,
+    Stage,
+    Statement,
+)
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
@@ -94,7 +101,7 @@ def render(op: Op, dialect: Dialect) -> tuple[Statement, ...]:
                 CheckOutput(kind=OutputKind.STAGED_COLUMN, column=c, sql_type=dialect.type_text(c))
                 for c in op.columns
             )
-            return (Statement(op=op, sql=None, summary=summary, layout=layout),)
+            return (Statement(op=op, sql="", summary=summary, run=Stage(op=op), layout=layout),)
         case (
             CreateNamespaceOp()
             | CreateTableOp()

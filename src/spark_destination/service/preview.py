@@ -79,7 +79,7 @@ def format_statements(statements: tuple[Statement, ...], noop_reason: str | None
     parts = []
     for number, statement in enumerate(statements, start=1):
         header = f"-- {number}. {statement.summary}"
-        parts.append(header if statement.sql is None else f"{header}\n{statement.sql};")
+        parts.append(header if statement.directive else f"{header}\n{statement.sql};")
         # Every form that can run: the runtime picks one after staging.
         for form, sql in statement.forms:
             parts.append(f"-- {number}. {statement.summary}, or instead when {form.value}:\n{sql};")
@@ -90,9 +90,9 @@ def checked(statements: RenderedPlan, dialect: Dialect) -> RenderedPlan:
     """``statements``, once every form of each parses back strictly with the dialect's reader
     and prints the same again (the check the engine skips: it renders without parsing)."""
     for statement in statements:
+        if statement.directive:
+            continue  # no SQL to check
         for sql in (statement.sql, *(text for _, text in statement.forms)):
-            if sql is None:
-                continue
             again = parse_back(
                 dialect.sqlglot_dialect,
                 dialect.name,

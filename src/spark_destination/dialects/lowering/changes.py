@@ -27,7 +27,7 @@ from spark_destination.dialects.lowering.common import (
 )
 from spark_destination.dialects.lowering.ddl import CreateTableContext
 from spark_destination.dialects.quoting import identifier
-from spark_destination.dialects.rendered import Statement
+from spark_destination.dialects.rendered import RecordChanges, Statement
 from spark_destination.planner.bad_values import (
     CHANGES_COLUMNS,
     CHANGES_PRIMARY_KEY,
@@ -70,16 +70,20 @@ def lower_record_changes(r: Renderer, op: RecordChangesOp) -> tuple[Statement, .
         partitioned_by=[],  # an append-only log, read whole: no layout
     )
     when = "when staging changed a value"
+    # Both run only then; the changes table is shared with other requests.
+    run = RecordChanges(view=op.view, changes=op.changes)
     return (
         r.statement(
             op,
             r.template("create_changes_table", create),
             f"create the changes table {changes!r} if missing ({when})",
+            run=run,
         ),
         r.statement(
             op,
             r.template("record_changes", _context(r, op)),
             f"record the values changed in {op.table.name!r} in {changes!r} ({when})",
+            run=run,
         ),
     )
 

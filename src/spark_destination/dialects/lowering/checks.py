@@ -21,7 +21,14 @@ from spark_destination.dialects.lowering.common import (
     number,
     timestamp,
 )
-from spark_destination.dialects.rendered import CheckOutput, OutputKind, Statement
+from spark_destination.dialects.rendered import (
+    CheckOutput,
+    CheckStoredValues,
+    OutputKind,
+    Refusal,
+    Refuse,
+    Statement,
+)
 from spark_destination.planner.ir import (
     CheckConversionsOp,
     CheckHistoryStartOp,
@@ -77,7 +84,17 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
             sql = r.template("check_literal", LiteralContext(output=output))
             layout = (_output(r, OutputKind.REFUSED, op.column),)
             summary = f"check the value for column {op.column.name!r}"
-            return r.statement(op, sql, summary, layout=layout)
+            target = (
+                f"column {op.column.name!r} ({layout[0].sql_type}, Fivetran type "
+                f"{op.column.type.name})"
+            )
+            # The request's value is the user's to see, never the logs'.
+            refuse = Refuse(
+                refusal=Refusal.VALUE,
+                message=(f"value {op.value!r} does not convert to {target}",),
+                loggable=(f"the requested value does not convert to {target}",),
+            )
+            return r.statement(op, sql, summary, layout=layout, run=refuse)
         case CheckHistoryStartOp():
             ts = timestamp(op.operation_timestamp)
             where = exp.and_(col(op.active), exp.GT(this=col(op.start), expression=ts))
@@ -89,7 +106,14 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
             sql = r.template("check_history_start", context)
             layout = (CheckOutput(kind=OutputKind.LATEST_START),)
             summary = f"check no active version of {op.table.name!r} starts later"
-            return r.statement(op, sql, summary, layout=layout)
+            refuse = Refuse(
+                refusal=Refusal.REQUEST,
+                message=(
+                    f"table {op.table.name!r} has active versions starting at ",
+                    f", after the operation timestamp {op.operation_timestamp.isoformat()}",
+                ),
+            )
+            return r.statement(op, sql, summary, layout=layout, run=refuse)
         case CheckConversionsOp():
             return _check_conversions(r, op)
         case CheckUniqueKeyOp():
@@ -104,7 +128,17 @@ def lower_check(r: Renderer, op: CheckOp) -> Statement:
             sql = r.template("check_unique_key", context)
             layout = (CheckOutput(kind=OutputKind.DUPLICATE_KEYS),)
             summary = f"check the new key of {op.table.name!r} is unique"
-            return r.statement(op, sql, summary, layout=layout)
+            key = ", ".join(repr(c.target.name) for c in op.key)
+            refuse = Refuse(
+                refusal=Refusal.REQUEST,
+                message=(
+                    f"the new primary key ({key}) of table {op.table.name!r} is not unique "
+                    "in the existing rows: ",
+                    " key value(s) occur on more than one row; the table was not changed "
+                    "(deduplicate the rows or re-sync the table, then retry)",
+                ),
+            )
+            return r.statement(op, sql, summary, layout=layout, run=refuse)
         case _:
             assert_never(op)
 
@@ -158,4 +192,5 @@ def _check_conversions(r: Renderer, op: CheckConversionsOp) -> Statement:
         layout.append(CheckOutput(kind=OutputKind.NOTHING))
     sql = r.template("check_conversions", OutputsContext(outputs=outputs, view=r.table(op.table)))
     summary = f"check the stored values of {op.table.name!r} convert"
-    return r.statement(op, sql, summary, layout=tuple(layout))
+    run = CheckStoredValues(table=op.table)
+    return r.statement(op, sql, summary, layout=tuple(layout), run=run)

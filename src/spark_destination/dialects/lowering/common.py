@@ -22,7 +22,14 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.edge import Skeleton
 from spark_destination.dialects.quoting import identifier, literal, utc_timestamp_text
 from spark_destination.dialects.quoting import table as table_name
-from spark_destination.dialects.rendered import CheckOutput, Form, KeyFilter, Statement
+from spark_destination.dialects.rendered import (
+    CheckOutput,
+    Form,
+    KeyFilter,
+    Run,
+    RunSql,
+    Statement,
+)
 from spark_destination.planner.ir import (
     OP_COLUMN,
     SEQ_COLUMN,
@@ -37,6 +44,8 @@ from spark_destination.planner.ir import (
 TARGET_ALIAS: Final = "t"
 SOURCE_ALIAS: Final = "s"
 BATCH_ALIAS: Final = "b"
+# What most statements do at run time: run their SQL.
+RUN_SQL: Final = RunSql()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,11 +80,14 @@ class Renderer:
         layout: tuple[CheckOutput, ...] = (),
         key_filter: KeyFilter | None = None,
         wide_key_filter: KeyFilter | None = None,
+        run: Run = RUN_SQL,
     ) -> Statement:
+        """A statement of SQL; ``run``: what the runtime does with it (by default, runs it)."""
         return Statement(
             op=op,
             sql=self.to_sql(skeleton, known_gap=known_gap),
             summary=summary,
+            run=run,
             forms=tuple((form, self.to_sql(s)) for form, s in forms),
             layout=layout,
             key_filter=key_filter,

@@ -15,7 +15,7 @@ from spark_destination.dialects.lowering.layout import (
     write_order,
 )
 from spark_destination.dialects.quoting import identifier, table
-from spark_destination.dialects.rendered import Statement
+from spark_destination.dialects.rendered import ReadCatalog, Statement
 from spark_destination.planner.ir import (
     AddColumnsOp,
     AlterColumnTypeOp,
@@ -158,7 +158,7 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             # No SQL: SHOW TBLPROPERTIES redacts values (a column named `url` or `password` in
             # the metadata), so the runtime reads the table from the catalog API instead.
             summary = f"read schema, key and Fivetran metadata of {op.table.name!r} (catalog API)"
-            return (Statement(op=op, sql=None, summary=summary),)
+            return (Statement(op=op, sql="", summary=summary, run=ReadCatalog()),)
         case ListNamespacesOp():
             sql = r.template("show_namespaces", CatalogContext(catalog=identifier(op.catalog)))
             summary = f"list namespaces of catalog {op.catalog!r}"

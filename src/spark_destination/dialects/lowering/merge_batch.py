@@ -37,7 +37,7 @@ from spark_destination.dialects.lowering.common import (
     unless_unmodified,
 )
 from spark_destination.dialects.quoting import identifier
-from spark_destination.dialects.rendered import Form, KeyFilter, Statement
+from spark_destination.dialects.rendered import Form, KeyFilter, MergeBatch, Statement
 from spark_destination.planner.ir import (
     DUP_COLUMN,
     OP_COLUMN,
@@ -84,7 +84,8 @@ def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
     if key_filter is not None:
         filtered = _context(r, op, fold=False, key_filter=key_filter)
         forms.append((Form.KEY_FILTER, r.template("merge_batch", filtered)))
-    return r.statement(op, folding, summary, forms=tuple(forms), key_filter=key_filter)
+    run = MergeBatch(view=op.view, table=op.table)
+    return r.statement(op, folding, summary, forms=tuple(forms), key_filter=key_filter, run=run)
 
 
 def _on(key_columns: list[Column], key_filter: KeyFilter | None) -> exp.Expr:

@@ -45,7 +45,7 @@ from spark_destination.dialects.lowering.merge_history_full import (
     full_versions_context,
 )
 from spark_destination.dialects.quoting import identifier
-from spark_destination.dialects.rendered import Form, KeyFilter, Statement
+from spark_destination.dialects.rendered import Form, KeyFilter, MergeHistory, Statement
 from spark_destination.planner.ir import (
     OP_COLUMN,
     SEQ_COLUMN,
@@ -202,7 +202,8 @@ def lower_merge_history(r: Renderer, op: MergeHistoryOp) -> Statement:
             forms.append(
                 (Form.FILLED_VERSIONS_KEY_FILTER, r.template(FILLED_TEMPLATE, filled_filtered))
             )
-    return r.statement(op, sql, summary, forms=tuple(forms), key_filter=key_filter)
+    run = MergeHistory(view=op.view, table=op.table)
+    return r.statement(op, sql, summary, forms=tuple(forms), key_filter=key_filter, run=run)
 
 
 def _context(r: Renderer, shape: _Shape, key_filter: KeyFilter | None) -> MergeHistoryContext:

@@ -68,7 +68,7 @@ from spark_destination.dialects.lowering.common import (
 )
 from spark_destination.dialects.lowering.migrations import TruncateContext
 from spark_destination.dialects.quoting import identifier
-from spark_destination.dialects.rendered import Form, KeyFilter, Statement
+from spark_destination.dialects.rendered import Bind, FlushMerge, Form, KeyFilter, Statement
 from spark_destination.planner.ir import (
     BATCH_COLUMN,
     BATCH_MARKER,
@@ -157,7 +157,8 @@ def lower_pending(r: Renderer, op: PendingOp) -> Statement:
     match op:
         case AppendPendingOp():
             summary = f"append the batch to {op.pending.name!r} (pending for {op.table.name!r})"
-            return r.statement(op, r.template("append_pending", _append(r, op)), summary)
+            sql = r.template("append_pending", _append(r, op))
+            return r.statement(op, sql, summary, run=Bind(markers=(SEQ_BASE_MARKER, BATCH_MARKER)))
         case PendingStatsOp():
             stats = StatsContext(pending=r.table(op.pending), outputs=_stats())
             summary = f"count the rows pending in {op.pending.name!r}"
@@ -170,15 +171,17 @@ def lower_pending(r: Renderer, op: PendingOp) -> Statement:
                 limit=exp.Literal.number(op.limit),
             )
             summary = f"read the distinct keys pending in {op.pending.name!r}"
-            return r.statement(op, r.template("pending_keys", keys), summary)
+            sql = r.template("pending_keys", keys)
+            return r.statement(op, sql, summary, run=Bind(markers=(HIGH_MARKER,)))
         case FlushPendingOp():
             summary = f"merge flush of {op.pending.name!r} into {op.table.name!r}"
             sql = r.template("flush_pending", _flush(r, op, None))
             # The batch MERGE's number of markers first: binding thousands costs seconds.
             narrow = min(op.filter_slots, r.dialect.key_filter_slots)
             key_filter = markers_for(op.filter_key, narrow)
+            run = FlushMerge(table=op.table)
             if key_filter is None:
-                return r.statement(op, sql, summary)
+                return r.statement(op, sql, summary, run=run)
             forms = [(Form.KEY_FILTER, r.template("flush_pending", _flush(r, op, key_filter)))]
             wide = markers_for(op.filter_key, op.filter_slots) if op.filter_slots > narrow else None
             if wide is not None:
@@ -192,12 +195,14 @@ def lower_pending(r: Renderer, op: PendingOp) -> Statement:
                 forms=tuple(forms),
                 key_filter=key_filter,
                 wide_key_filter=wide,
+                run=run,
             )
         case ClearPendingOp():
             # A plain DELETE, as a hard truncate is: the truncate skeleton.
             clear = TruncateContext(table=r.table(op.pending), assignments=[], where=_flushed())
             summary = f"delete the flushed rows from {op.pending.name!r}"
-            return r.statement(op, r.template("truncate", clear), summary)
+            sql = r.template("truncate", clear)
+            return r.statement(op, sql, summary, run=Bind(markers=(HIGH_MARKER,)))
         case _:
             assert_never(op)
 

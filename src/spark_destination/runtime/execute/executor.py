@@ -25,61 +25,25 @@ from spark_destination.core.errors import (
 )
 from spark_destination.core.model import FileKind, FileParams, Table
 from spark_destination.dialects.rendered import (
-    CheckOutput,
+    Bind,
+    CheckStoredValues,
+    FlushMerge,
     Form,
     KeyFilter,
+    MergeBatch,
+    MergeHistory,
     OutputKind,
+    ReadCatalog,
+    RecordChanges,
+    Refusal,
+    Refuse,
     RenderedPlan,
+    RunSql,
+    Stage,
     Statement,
 )
 from spark_destination.planner import metadata
-from spark_destination.planner.ir import (
-    BATCH_MARKER,
-    HIGH_MARKER,
-    SEQ_BASE_MARKER,
-    AddColumnsOp,
-    AlterColumnTypeOp,
-    AppendPendingOp,
-    CheckConversionsOp,
-    CheckHistoryStartOp,
-    CheckLiteralOp,
-    CheckUniqueKeyOp,
-    ClearPendingOp,
-    CopyRowsOp,
-    CopyRowsToHistoryOp,
-    CreateNamespaceOp,
-    CreateTableOp,
-    DescribeOp,
-    DropColumnsOp,
-    DropNotNullOp,
-    DropTableOp,
-    ExpireSnapshotsOp,
-    FlushPendingOp,
-    HistoryColumnChangeOp,
-    KeepLatestVersionsOp,
-    ListNamespacesOp,
-    MergeBatchOp,
-    MergeHistoryOp,
-    OptimizeOp,
-    PendingKeysOp,
-    PendingStatsOp,
-    RecordChangesOp,
-    RemoveOrphanFilesOp,
-    RenameColumnOp,
-    RewriteDataFilesOp,
-    RewritePositionDeletesOp,
-    RewriteTableOp,
-    RewriteToHistoryOp,
-    SetColumnValueOp,
-    SetLayoutOp,
-    SetPrimaryKeyOp,
-    SetPropertiesOp,
-    StageBatchOp,
-    TableHealthOp,
-    TableRef,
-    TruncateOp,
-    VacuumOp,
-)
+from spark_destination.planner.ir import HIGH_MARKER, TableRef
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
@@ -176,9 +140,9 @@ class Executor:
                 for index, statement in enumerate(statements):
                     faults.boundary(index, statement.op)
                     started = time.perf_counter()
-                    written = _written(statement.op)
+                    written = statement.writes
                     self._current = _Current(
-                        creates=isinstance(statement.op, CreateTableOp),
+                        creates=statement.creates_table,
                         index=index,
                         summary=statement.summary,
                         table=written,
@@ -211,10 +175,11 @@ class Executor:
         batch: Batch,
         held: _Held,
     ) -> bool:
-        """Run one statement; False when it had nothing to do and was skipped."""
-        op = statement.op
-        match op:
-            case StageBatchOp():
+        """Run one statement as its ``run`` says (the renderer chose it: the runtime never
+        dispatches on ops); False when it had nothing to do and was skipped."""
+        run = statement.run
+        match run:
+            case Stage(op=op):
                 type_texts = tuple(
                     (o.column.name, o.sql_type)
                     for o in statement.layout
@@ -223,98 +188,31 @@ class Executor:
                 staged[op.view] = stager.stage(
                     op, keys=batch.keys, params=batch.params, type_texts=type_texts
                 )
-            case RecordChangesOp():
-                if not staged[op.view].changes:
-                    return False  # bad_value_policy=null, and no value needed changing
-                held.take(op.changes)
-                assert statement.sql is not None
-                self.sql(statement.sql, what=statement.summary)
-            case MergeBatchOp():
-                self._merge_batch(statement, staged[op.view])
-            case MergeHistoryOp():
-                sql, args = self._history_form(statement, staged.get(op.view))
-                self._merge_history(op, sql, what=statement.summary, args=args)
-            case (
-                CreateNamespaceOp()
-                | CreateTableOp()
-                | SetPrimaryKeyOp()
-                | AddColumnsOp()
-                | SetPropertiesOp()
-                | TruncateOp()
-                | DropTableOp()
-                | RenameColumnOp()
-                | DropColumnsOp()
-                | SetColumnValueOp()
-                | CopyRowsOp()
-                | CopyRowsToHistoryOp()
-                | HistoryColumnChangeOp()
-                | KeepLatestVersionsOp()
-                | AlterColumnTypeOp()
-                | DropNotNullOp()
-                | RewriteTableOp()
-                | RewriteToHistoryOp()
-                | SetLayoutOp()
-                # Table maintenance (``runtime.maintenance`` reads their result rows).
-                | RewriteDataFilesOp()
-                | RewritePositionDeletesOp()
-                | ExpireSnapshotsOp()
-                | RemoveOrphanFilesOp()
-                | OptimizeOp()
-                | VacuumOp()
-                | TableHealthOp()
-            ):
-                assert statement.sql is not None
-                self.sql(statement.sql, what=statement.summary)
-            case CheckLiteralOp():
-                assert statement.sql is not None
-                if self._first(statement.sql, what=statement.summary):
-                    target = (
-                        f"column {op.column.name!r} ({_sql_type(statement, 0)}, Fivetran type "
-                        f"{op.column.type.name})"
-                    )
-                    raise ValueConversionError(
-                        f"value {op.value!r} does not convert to {target}",
-                        loggable=f"the requested value does not convert to {target}",
-                    )
-            case CheckHistoryStartOp():
-                assert statement.sql is not None
-                latest = self._first(statement.sql, what=statement.summary)
-                if latest is not None:
-                    raise InvalidRequestError(
-                        f"table {op.table.name!r} has active versions starting at {latest}, after "
-                        f"the operation timestamp {op.operation_timestamp.isoformat()}"
-                    )
-            case CheckConversionsOp():
-                self._check_conversions(op, statement)
-            case CheckUniqueKeyOp():
-                assert statement.sql is not None
-                duplicates = self._first(statement.sql, what=statement.summary)
-                if duplicates:
-                    key = ", ".join(repr(c.target.name) for c in op.key)
-                    raise InvalidRequestError(
-                        f"the new primary key ({key}) of table {op.table.name!r} is not unique "
-                        f"in the existing rows: {duplicates} key value(s) occur on more than one "
-                        "row; the table was not changed (deduplicate the rows or re-sync the "
-                        "table, then retry)"
-                    )
-            case AppendPendingOp():
-                self._bound(statement, batch, (SEQ_BASE_MARKER, BATCH_MARKER))
-            case FlushPendingOp():
-                self._flush(op, statement, batch)
-            case ClearPendingOp():
-                self._bound(statement, batch, (HIGH_MARKER,))
-            case PendingStatsOp():
-                assert statement.sql is not None
-                self.sql(statement.sql, what=statement.summary)
-            case PendingKeysOp():
-                self._bound(statement, batch, (HIGH_MARKER,))
-            case DescribeOp():
+            case ReadCatalog():
                 pass  # read-only: answered by describe()
-            case ListNamespacesOp():
-                assert statement.sql is not None
+            case RunSql():
                 self.sql(statement.sql, what=statement.summary)
+            case RecordChanges(view=view, changes=changes):
+                if not staged[view].changes:
+                    return False  # bad_value_policy=null, and no value needed changing
+                held.take(changes)
+                self.sql(statement.sql, what=statement.summary)
+            case MergeBatch(view=view, table=table):
+                self._merge_batch(statement, staged[view], table)
+            case MergeHistory(view=view, table=table):
+                sql, args = self._history_form(statement, staged.get(view))
+                self._merge_history(table, sql, what=statement.summary, args=args)
+            case Refuse():
+                self._refuse(statement, run)
+            case CheckStoredValues(table=table):
+                self._check_conversions(table, statement)
+            case Bind(markers=markers):
+                args = {name: batch.parameters[name] for name in markers}
+                self.sql(statement.sql, what=statement.summary, args=args)
+            case FlushMerge(table=table):
+                self._flush(table, statement, batch)
             case _:
-                assert_never(op)
+                assert_never(run)
         return True
 
     def _entries(
@@ -323,11 +221,9 @@ class Executor:
         """The snapshot summary of the statement's commit: the request's identity, and for a
         write of staged rows the rows per file kind and the batch files (counts only)."""
         extra: dict[str, str] = {}
-        view = getattr(statement.op, "view", None)
-        batch = staged.get(view) if isinstance(view, str) else None
-        if batch is not None and isinstance(
-            statement.op, MergeBatchOp | MergeHistoryOp | AppendPendingOp
-        ):
+        view = statement.applies_view
+        batch = None if view is None else staged.get(view)
+        if batch is not None:
             rows = dict.fromkeys(FileKind, 0)
             for span in batch.spans:
                 rows[span.file.kind] += span.rows
@@ -433,13 +329,27 @@ class Executor:
             f"{table.name!r}, and it could not be read to find out whether it landed"
         )
 
-    def _check_conversions(self, op: CheckConversionsOp, statement: Statement) -> None:
+    def _refuse(self, statement: Statement, refuse: Refuse) -> None:
+        """Refuse the request when the check's first value is truthy (``Refuse``)."""
+        found = self._first(statement.sql, what=statement.summary)
+        if not found:
+            return
+        message = str(found).join(refuse.message)
+        loggable = None if refuse.loggable is None else str(found).join(refuse.loggable)
+        match refuse.refusal:
+            case Refusal.VALUE:
+                raise ValueConversionError(message, loggable=loggable)
+            case Refusal.REQUEST:
+                raise InvalidRequestError(message, loggable=loggable)
+            case _:
+                assert_never(refuse.refusal)
+
+    def _check_conversions(self, table: TableRef, statement: Statement) -> None:
         """Fail, naming the column and the first value, when stored values do not convert.
 
         This is the one message that quotes a row value: the user must find it to fix it.
         """
-        assert statement.sql is not None
-        row = self.sql(statement.sql, what=f"checking the stored values of {op.table.name!r}")[0]
+        row = self.sql(statement.sql, what=f"checking the stored values of {table.name!r}")[0]
         problems: list[tuple[str, str]] = []  # (for the user, for the logs)
         outputs = list(zip(statement.layout, row, strict=True))
         for (output, count), (_, value) in zip(outputs, outputs[1:], strict=False):
@@ -461,7 +371,7 @@ class Executor:
                 )
                 problems.append((problem, problem))
         if problems:
-            prefix = f"AlterTable of {op.table.name!r}: "
+            prefix = f"AlterTable of {table.name!r}: "
             suffix = "; the table was not changed"
             raise ValueConversionError(
                 prefix + "; ".join(shown for shown, _ in problems) + suffix,
@@ -469,7 +379,7 @@ class Executor:
             )
 
     def _merge_history(
-        self, op: MergeHistoryOp, sql: str, *, what: str, args: dict[str, object] | None
+        self, table: TableRef, sql: str, *, what: str, args: dict[str, object] | None
     ) -> None:
         """Run the history MERGE without Iceberg's write shuffle, unless told otherwise.
 
@@ -481,24 +391,23 @@ class Executor:
         """
         conf = self._session.conf
         if conf.get(DISTRIBUTION_MODE_CONF, None) is not None or (
-            MERGE_DISTRIBUTION_MODE_PROPERTY in self._properties(op.table)
+            MERGE_DISTRIBUTION_MODE_PROPERTY in self._properties(table)
         ):
-            self.sql(sql, what=what, args=args, scan_of=op.table)
+            self.sql(sql, what=what, args=args, scan_of=table)
             return
         conf.set(DISTRIBUTION_MODE_CONF, "none")
         try:
-            self.sql(sql, what=what, args=args, scan_of=op.table)
+            self.sql(sql, what=what, args=args, scan_of=table)
         finally:
             conf.unset(DISTRIBUTION_MODE_CONF)
 
-    def _merge_batch(self, statement: Statement, batch: StagedBatch) -> None:
+    def _merge_batch(self, statement: Statement, batch: StagedBatch, table: TableRef) -> None:
         """The batch MERGE in the cheapest form the staged batch allows."""
         sql, args = statement.sql, None
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
             sql, args = self._key_filtered(statement, batch.keys, sql, Form.KEY_FILTER)
-        assert sql is not None and isinstance(statement.op, MergeBatchOp)
-        self.sql(sql, what=statement.summary, args=args, scan_of=statement.op.table)
+        self.sql(sql, what=statement.summary, args=args, scan_of=table)
 
     @classmethod
     def _history_form(
@@ -508,7 +417,6 @@ class Executor:
         version per key: complete versions need no stored version; unmodified values need
         only each key's newest surviving one. Otherwise the general form (every stored
         version of the batch's keys, windowed with the batch)."""
-        assert statement.sql is not None
         if batch is not None and batch.repeated_rows == 0:
             if batch.unmodified_values:
                 form, filtered, note = (
@@ -533,14 +441,13 @@ class Executor:
     def _key_filtered(
         statement: Statement,
         keys: pa.Table | None,
-        sql: str | None,
+        sql: str,
         form: Form,
         key_filter: KeyFilter | None = None,
     ) -> tuple[str, dict[str, object] | None]:
         """The statement's key-filter ``form`` with ``keys`` (a batch's, or a flush's pending
         ones) bound to its markers (``key_filter``, by default the statement's), when few
         enough; otherwise ``sql`` unchanged."""
-        assert sql is not None
         filtered = statement.form(form)
         markers = key_filter or statement.key_filter
         if filtered is None or markers is None:
@@ -551,7 +458,7 @@ class Executor:
         log.info("%s: the keys filter the table scan (%s)", statement.summary, form.name)
         return filtered, args
 
-    def _flush(self, op: FlushPendingOp, statement: Statement, batch: Batch) -> None:
+    def _flush(self, table: TableRef, statement: Statement, batch: Batch) -> None:
         """The merge flush, filtered by the pending keys when they fit the markers: unfiltered,
         its join moves every row of the table (a flush of one small batch then costs several
         times that batch's MERGE in merge mode). The batch MERGE's number of markers first,
@@ -563,13 +470,7 @@ class Executor:
                 statement, keys, sql, Form.WIDE_KEY_FILTER, statement.wide_key_filter
             )
         bound = {**(args or {}), HIGH_MARKER: batch.parameters[HIGH_MARKER]}
-        self.sql(sql, what=statement.summary, args=bound, scan_of=op.table)
-
-    def _bound(self, statement: Statement, batch: Batch, markers: tuple[str, ...]) -> None:
-        """Run ``statement`` with its ``markers`` bound to the run's ``parameters``."""
-        assert statement.sql is not None
-        args = {name: batch.parameters[name] for name in markers}
-        self.sql(statement.sql, what=statement.summary, args=args)
+        self.sql(sql, what=statement.summary, args=bound, scan_of=table)
 
     def _first(self, text: str, *, what: str) -> Any:
         """The first column of the first row of a one-row query."""
@@ -708,36 +609,6 @@ class _Current:
     entries: Mapping[str, str]
 
 
-# Statements that only read: they commit nothing, so no state is kept for them.
-_READS = (
-    StageBatchOp,
-    CheckLiteralOp,
-    CheckHistoryStartOp,
-    CheckConversionsOp,
-    CheckUniqueKeyOp,
-    PendingStatsOp,
-    PendingKeysOp,
-    DescribeOp,
-    ListNamespacesOp,
-    TableHealthOp,
-)
-
-
-def _written(op: object) -> TableRef | None:
-    """The table a statement may commit to (None: it only reads, or names no table)."""
-    if isinstance(op, _READS):
-        return None
-    match op:
-        case AppendPendingOp() | ClearPendingOp():
-            return op.pending
-        case RecordChangesOp():
-            return op.changes
-        case CopyRowsOp() | CopyRowsToHistoryOp():
-            return op.target
-    table = getattr(op, "table", None)
-    return table if isinstance(table, TableRef) else None
-
-
 class _Held:
     """The shared tables a run holds, each from its first write to the end of the run."""
 
@@ -770,9 +641,3 @@ MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
 # version whose tables a MERGE scans without it (``Executor._scan_reads``).
 VECTORIZATION_CONF = "spark.sql.iceberg.vectorization.enabled"
 DELETION_VECTOR_VERSION = 3
-
-
-def _sql_type(statement: Statement, index: int) -> str:
-    """The declared SQL type of the column a check's output ``index`` reports on."""
-    output: CheckOutput = statement.layout[index]
-    return output.sql_type

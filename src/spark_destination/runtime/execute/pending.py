@@ -227,7 +227,7 @@ def _keys(
     binds, at most: the executor then runs it unfiltered), for that filter; None when the plan
     reads none (the key cannot filter)."""
     keys = next((s for s in statements if isinstance(s.op, PendingKeysOp)), None)
-    if keys is None or keys.sql is None or merge.key_filter is None:
+    if keys is None or merge.key_filter is None:
         return None
     assert isinstance(keys.op, PendingKeysOp)
     rows = executor.sql(keys.sql, what=keys.summary, args={HIGH_MARKER: high})
@@ -235,7 +235,6 @@ def _keys(
 
 
 def _counts(executor: Executor, stats: Statement) -> PendingCounts:
-    assert stats.sql is not None
     ((low, high, rows, batches, last_batch),) = executor.sql(stats.sql, what=stats.summary)
     return PendingCounts(
         low=low, high=high, rows=int(rows), batches=int(batches), last_batch=last_batch
