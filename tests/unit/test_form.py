@@ -70,4 +70,7 @@ def test_tests_are_named_for_what_they_check() -> None:
     assert tests == {
         "settings_are_valid": "Checking the settings are valid",
         "spark_reaches_warehouse": "Starting Spark and reading the Iceberg warehouse",
+        "catalog_takes_commits": (
+            "Creating, locking, altering and dropping a probe table in the catalog"
+        ),
     }

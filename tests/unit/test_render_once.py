@@ -170,7 +170,7 @@ def test_a_failed_statement_with_bound_keys_names_no_key(
 
     stager = type("Stager", (_Stager,), {"repeated": 0, "rows": 3})
     monkeypatch.setattr(executor_module, "Stager", stager)
-    monkeypatch.setattr(executor_module.transient, "retrying", lambda run, what: run())
+    monkeypatch.setattr(executor_module.transient, "retrying", lambda run, what, **_: run())
 
     def fail(session: object, text: str, args: dict[str, object]) -> object:
         shown = ", ".join(str(v) for v in args.values())

@@ -117,17 +117,31 @@ def _thread_local(session: SparkSession) -> Any:
 def commit_properties(session: SparkSession, entries: Mapping[str, str]) -> Iterator[None]:
     """Iceberg writes ``entries`` into the summary of every snapshot this thread commits in
     the body (Spark writes only: metadata-only commits have no summary)."""
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    local = _thread_local(session)
-    java_map = jvm.java.util.HashMap()
-    for key, value in entries.items():
-        java_map.put(key, value)
-    local.set(java_map)
+    try:
+        jvm = session.sparkContext._jvm
+        assert jvm is not None
+        local = _thread_local(session)
+        java_map = jvm.java.util.HashMap()
+        for key, value in entries.items():
+            java_map.put(key, value)
+        local.set(java_map)
+    except Exception as exc:  # noqa: BLE001 - the commit runs; only its summary is poorer
+        _warn_once(f"commits carry no request identity ({type(exc).__name__})")
+        yield
+        return
     try:
         yield
     finally:
         local.set(jvm.java.util.HashMap())
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 @dataclass(frozen=True, slots=True)

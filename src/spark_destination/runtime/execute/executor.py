@@ -237,7 +237,11 @@ class Executor:
         """``table``'s state before the current statement: after this request's last statement
         on it, else read now."""
         if table not in self._states:
-            self._states[table] = commits.state(self._session, table)
+            try:
+                self._states[table] = commits.state(self._session, table)
+            except Exception:  # noqa: BLE001 - bookkeeping never fails a request
+                log.debug("could not read the state of %r", table.name, exc_info=True)
+                return None
         return self._states[table]
 
     def _saw(self, table: TableRef) -> None:
@@ -263,13 +267,19 @@ class Executor:
             and current.creates
             and current.table is not None
             and TABLE_EXISTS in classes
-            and commits.state(self._session, current.table) is None
+            and self._missing(current.table)
         ):
             # Iceberg reports a refused commit of a new table as "already exists".
             hint = (
                 f"the table does not exist: the catalog refused the commit creating it; {LOCK_HINT}"
             )
         return hint
+
+    def _missing(self, table: TableRef) -> bool:
+        try:
+            return commits.state(self._session, table) is None
+        except Exception:  # noqa: BLE001 - only a hint depends on it
+            return False
 
     def _resolve(self, exc: Exception) -> transient.Resolution:
         """What to do about a statement that failed with ``exc`` (see ``transient``)."""
