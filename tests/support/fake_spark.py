@@ -11,8 +11,12 @@ from typing import Any
 
 
 class FakeResult:
-    def __init__(self, rows: Sequence[tuple[Any, ...]] = ()) -> None:
+    def __init__(
+        self, rows: Sequence[tuple[Any, ...]] = (), columns: Sequence[str] | None = None
+    ) -> None:
         self._rows = list(rows)
+        width = len(self._rows[0]) if self._rows else 0
+        self.columns = list(columns) if columns is not None else [f"c{i}" for i in range(width)]
 
     def collect(self) -> list[tuple[Any, ...]]:
         return self._rows

@@ -493,10 +493,11 @@ class Executor:
         what: str,
         args: dict[str, object] | None = None,
         scan_of: TableRef | None = None,
+        columns: list[str] | None = None,
     ) -> list[tuple[Any, ...]]:
         """Run one statement, with ``args`` bound to its parameter markers; its rows as
-        plain tuples. ``scan_of``: log (and keep in the outcome) what the statement's scans
-        of that table read."""
+        plain tuples (``columns``, if given, receives their names). ``scan_of``: log (and keep
+        in the outcome) what the statement's scans of that table read."""
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
@@ -504,6 +505,8 @@ class Executor:
             before = self._bytes_read(scan_of) if scan_of is not None else None
             frame = self._session.sql(text) if not args else bound_sql(self._session, text, args)
             rows = [tuple(row) for row in frame.collect()]
+            if columns is not None:
+                columns[:] = frame.columns
             if scan_of is not None:
                 self._record_scan(frame, scan_of, before)
             return rows

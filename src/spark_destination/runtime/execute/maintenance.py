@@ -39,13 +39,14 @@ class MaintenanceReport:
     after: TableHealth | None = None
     # (step summary, seconds, the values of the procedure's first result row, in the order of
     # its result columns: ``Executor.sql`` returns values, not column names)
-    steps: list[tuple[str, float, tuple[object, ...]]] = field(default_factory=list)
+    # Each step's summary, seconds and result row as (column, value) pairs.
+    steps: list[tuple[str, float, tuple[tuple[str, object], ...]]] = field(default_factory=list)
 
     def text(self) -> str:
         after = self.after.text() if self.after else "?"
         lines = [f"{self.table.schema}.{self.table.name}: before {self.before.text()}"]
         for summary, seconds, result in self.steps:
-            values = ", ".join(str(v) for v in result)
+            values = ", ".join(f"{name}={value}" for name, value in result)
             lines.append(f"  {summary}: {seconds:.2f} s{'; result ' + values if values else ''}")
         lines.append(f"  after {after}")
         return "\n".join(lines)
@@ -66,9 +67,10 @@ def run_maintenance(
     report = MaintenanceReport(table=table, before=table_health(executor, health))
     for statement in statements:
         started = time.perf_counter()
-        rows = executor.sql(statement.sql, what=statement.summary)
+        names: list[str] = []
+        rows = executor.sql(statement.sql, what=statement.summary, columns=names)
         # Counts (or, for orphan files, the first location): never row values.
-        result = rows[0] if rows else ()
+        result = tuple(zip(names, rows[0], strict=False)) if rows else ()
         report.steps.append((statement.summary, time.perf_counter() - started, result))
     report.after = table_health(executor, health)
     log.info("maintenance of %s", report.text().replace("\n", ";"))
