@@ -17,7 +17,7 @@ from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import RecordChangesOp, StageBatchOp, TableRef
 from spark_destination.runtime.batch.value_changes import Change, ChangeCount
-from spark_destination.server.form import configuration_form
+from spark_destination.server.form import configuration_form, every_field
 from spark_destination.service.engine import Result, changes_warning
 from spark_destination.service.planning import changes_table_of, plan_change
 
@@ -83,7 +83,7 @@ def test_an_unknown_policy_is_refused() -> None:
 
 
 def test_the_form_offers_the_policy_as_a_dropdown() -> None:
-    fields = {f.name: f for f in configuration_form().fields}
+    fields = {f.name: f for f in every_field(configuration_form())}
     policy = fields["bad_value_policy"]
     assert list(policy.dropdown_field.dropdown_field) == ["fail", "null"]
     assert policy.default_value == "fail"

@@ -166,9 +166,9 @@ def test_rest_catalogs_are_not_checked_for_local_paths() -> None:
 
 
 def test_the_configuration_form_offers_every_new_key_with_valid_defaults() -> None:
-    from spark_destination.server.form import configuration_form
+    from spark_destination.server.form import configuration_form, every_field
 
-    fields = {f.name: f for f in configuration_form().fields}
+    fields = {f.name: f for f in every_field(configuration_form())}
     for key in ("executor_memory", "executor_cores", "catalog_type", "catalog_uri",
                 "catalog_credential", "extra_packages", "maintenance_every_commits",
                 "maintenance_delete_files", "snapshot_retention_hours"):  # fmt: skip

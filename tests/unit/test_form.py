@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import Any
 
 from spark_destination.core import config
 from spark_destination.core.config import FormKind, setting
@@ -13,15 +14,19 @@ from spark_destination.server import form
 def test_one_field_per_key_each_with_a_label_a_description_and_a_type() -> None:
     response = form.configuration_form()
     keys = [f.name for f in dataclasses.fields(config.DestinationConfig)]
-    assert [f.name for f in response.fields] == keys
-    for field in response.fields:
+    fields = form.every_field(response)
+    # catalog_uri is in the REST and in the Hive group; every other key appears once.
+    names = [f.name for f in fields]
+    assert sorted(set(names)) == sorted(keys)
+    assert [n for n in names if names.count(n) > 1] == ["catalog_uri", "catalog_uri"]
+    for field in fields:
         assert field.label and field.label != field.name
         assert field.description.endswith(".")
         assert field.WhichOneof("type") is not None
 
 
 def test_defaults_are_what_the_destination_uses_when_a_field_is_empty() -> None:
-    fields = form.configuration_form().fields
+    fields = form.every_field(form.configuration_form())
     shown = {f.name: f.default_value for f in fields if f.HasField("default_value")}
     assert {"warehouse", "catalog", "spark_master", "driver_memory", "jar_source"} <= set(shown)
     # Every default shown parses to the value an empty key gets.
@@ -29,13 +34,14 @@ def test_defaults_are_what_the_destination_uses_when_a_field_is_empty() -> None:
 
 
 def test_start_up_settings_say_they_are_fixed_when_spark_starts() -> None:
-    fields = {f.name: f for f in form.configuration_form().fields}
+    fields = {f.name: f for f in form.every_field(form.configuration_form())}
     assert "Fixed when the destination starts Spark" in fields["spark_master"].description
     assert "Fixed when the destination starts Spark" not in fields["warehouse"].description
 
 
 def test_choices_are_a_dropdown_whose_default_is_one_of_them() -> None:
-    (jar_source,) = [f for f in form.configuration_form().fields if f.name == "jar_source"]
+    fields = form.every_field(form.configuration_form())
+    (jar_source,) = [f for f in fields if f.name == "jar_source"]
     assert jar_source.WhichOneof("type") == "dropdown_field"
     assert list(jar_source.dropdown_field.dropdown_field) == [s.value for s in config.JarSource]
     assert jar_source.default_value in list(jar_source.dropdown_field.dropdown_field)
@@ -74,3 +80,57 @@ def test_tests_are_named_for_what_they_check() -> None:
             "Creating, locking, altering and dropping a probe table in the catalog"
         ),
     }
+
+
+def _groups(response: Any) -> dict[tuple[str, str], list[str]]:
+    found: dict[tuple[str, str], list[str]] = {}
+    for field in response.fields:
+        if field.WhichOneof("type") != "conditional_fields":
+            continue
+        condition = field.conditional_fields.condition
+        shown = condition.WhichOneof("visible_when")
+        value = str(getattr(condition, shown)).lower()
+        found[(condition.condition_field, value)] = [
+            f.name for f in field.conditional_fields.fields
+        ]
+    return found
+
+
+def test_a_first_time_user_sees_the_few_fields_a_sync_needs() -> None:
+    response = form.configuration_form()
+    top = [f.name for f in response.fields if f.WhichOneof("type") != "conditional_fields"]
+    assert top == [
+        "warehouse",
+        "write_mode",
+        "catalog_type",
+        "bad_value_policy",
+        "advanced_settings",
+    ]
+
+
+def test_fields_appear_for_the_choices_that_use_them() -> None:
+    groups = _groups(form.configuration_form())
+    assert groups[("catalog_type", "rest")] == ["catalog_uri", "catalog_credential"]
+    assert groups[("catalog_type", "hive")] == ["catalog_uri"]
+    assert ("catalog_type", "hadoop") not in groups
+    assert groups[("write_mode", "deferred")] == [
+        "merge_interval_ms",
+        "merge_records_threshold",
+        "intermediate_table_prefix",
+    ]
+    assert groups[("bad_value_policy", "null")] == ["changes_table"]
+    assert "spark_master" in groups[("advanced_settings", "true")]
+
+
+def test_every_condition_names_a_key_and_one_of_its_values() -> None:
+    specs = dict(config.settings_of(config.DestinationConfig))
+    for name, spec in specs.items():
+        for key, value in spec.shown_when:
+            assert key in specs and not specs[key].shown_when, (name, key)
+            choices = specs[key].choices or ("true", "false")
+            assert value in choices, (name, key, value)
+
+
+def test_the_advanced_toggle_is_a_key_every_request_may_carry() -> None:
+    assert config.parse_config({"advanced_settings": "true"}).advanced_settings is True
+    assert config.parse_config({}).advanced_settings is False

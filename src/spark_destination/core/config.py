@@ -74,6 +74,9 @@ class Setting(Generic[T]):
     # the flag may repeat (its values joined with commas).
     env: str | None = None
     repeatable: bool = False
+    # The form shows the field only when one of these ``(key, value)`` holds (the key's field
+    # has that value); empty: always.
+    shown_when: tuple[tuple[str, str], ...] = ()
 
     @property
     def help(self) -> str:
@@ -96,6 +99,7 @@ def setting(
     flag_aliases: tuple[str, ...] = (),
     env: str | None = None,
     repeatable: bool = False,
+    shown_when: tuple[tuple[str, str], ...] = (),
 ) -> T:
     """A dataclass field declaring one key (dropdown choices come from an enum default)."""
     choices = tuple(str(e.value) for e in type(default)) if isinstance(default, enum.Enum) else ()
@@ -111,6 +115,7 @@ def setting(
         flag_aliases=flag_aliases,
         env=env,
         repeatable=repeatable,
+        shown_when=shown_when,
     )
     return dataclasses.field(
         default=default, repr=kind is not FormKind.SECRET, metadata={_SETTING: meta}
@@ -173,6 +178,14 @@ def is_uri(location: str) -> bool:
 
 def _text(text: str) -> str:
     return text
+
+
+def _yes_no(text: str) -> bool:
+    """A toggle: Fivetran sends ``true`` / ``false``."""
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise InvalidValue(f"{text!r} must be true or false")
+    return lowered == "true"
 
 
 def _catalog_name(text: str) -> str:
@@ -414,6 +427,13 @@ def _reserved_table_name(text: str) -> str:
     return text
 
 
+# The keys whose values decide which other fields the form shows (``Setting.shown_when``).
+CATALOG_TYPE: Final = "catalog_type"
+WRITE_MODE: Final = "write_mode"
+BAD_VALUE_POLICY: Final = "bad_value_policy"
+ADVANCED: Final = (("advanced_settings", "true"),)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DestinationConfig:
     """One request's configuration: the declaration of every key (see the module docstring)."""
@@ -428,6 +448,7 @@ class DestinationConfig:
     )
     catalog: str = setting(
         "lake",
+        shown_when=ADVANCED,
         parse=_catalog_name,
         label="Catalog name",
         description="Name of the Iceberg catalog in Spark SQL (letters, digits, underscores).",
@@ -435,6 +456,7 @@ class DestinationConfig:
     )
     spark_master: str = setting(
         "local[*]",
+        shown_when=ADVANCED,
         parse=_master,
         label="Spark master URL",
         description="Where Spark runs: local[*] runs it inside the destination.",
@@ -444,6 +466,7 @@ class DestinationConfig:
     )
     driver_memory: str = setting(
         "2g",
+        shown_when=ADVANCED,
         parse=_memory,
         label="Spark driver memory",
         description="Memory of the Spark driver, e.g. 2g or 512m.",
@@ -452,6 +475,7 @@ class DestinationConfig:
     )
     jar_source: JarSource = setting(
         JarSource.BUNDLED,
+        shown_when=ADVANCED,
         parse=_choice(JarSource),
         label="Iceberg runtime jar",
         description="bundled: the Iceberg runtime shipped with the destination (works "
@@ -461,6 +485,7 @@ class DestinationConfig:
     )
     spark_conf: tuple[tuple[str, str], ...] = setting(
         (),
+        shown_when=ADVANCED,
         parse=parse_spark_conf,
         label="Extra Spark settings",
         description="spark.* settings as key=value pairs separated by ';' or new lines, e.g. "
@@ -470,6 +495,7 @@ class DestinationConfig:
     )
     batch_file_format: BatchFileFormat = setting(
         BatchFileFormat.CSV,
+        shown_when=ADVANCED,
         parse=_choice(BatchFileFormat),
         label="Batch file format",
         description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
@@ -489,6 +515,7 @@ class DestinationConfig:
     )
     merge_interval_ms: int = setting(
         60_000,
+        shown_when=((WRITE_MODE, "deferred"),),
         parse=_count_or_off(1),
         label="Merge interval (ms)",
         description="deferred mode: a table's pending batches are merged at most this long after "
@@ -496,6 +523,7 @@ class DestinationConfig:
     )
     merge_records_threshold: int = setting(
         OFF,
+        shown_when=((WRITE_MODE, "deferred"),),
         parse=_count_or_off(1),
         label="Merge records threshold",
         description="deferred mode: merge a table as soon as it has this many pending rows "
@@ -503,6 +531,7 @@ class DestinationConfig:
     )
     intermediate_table_prefix: str = setting(
         RESERVED_PREFIX + "pending_",
+        shown_when=((WRITE_MODE, "deferred"),),
         parse=_reserved_prefix,
         label="Intermediate table prefix",
         description="deferred mode: a table's pending batches are kept in the table of this "
@@ -511,6 +540,7 @@ class DestinationConfig:
     )
     executor_memory: str = setting(
         "",
+        shown_when=ADVANCED,
         parse=_memory,
         label="Executor memory",
         description="spark.executor.memory on a cluster, e.g. 4g.",
@@ -519,6 +549,7 @@ class DestinationConfig:
     )
     executor_cores: int | None = setting(
         None,
+        shown_when=ADVANCED,
         parse=_count(1),
         label="Executor cores",
         description="spark.executor.cores on a cluster.",
@@ -536,6 +567,7 @@ class DestinationConfig:
     )
     catalog_uri: str = setting(
         "",
+        shown_when=((CATALOG_TYPE, "rest"), (CATALOG_TYPE, "hive")),
         parse=_text,
         label="Catalog URI",
         description="REST: the service's base URL; Hive: the metastore URI.",
@@ -543,6 +575,7 @@ class DestinationConfig:
     )
     catalog_credential: str = setting(
         "",
+        shown_when=((CATALOG_TYPE, "rest"),),
         parse=_text,
         label="Catalog credential",
         description="REST: OAuth2 client credential 'client_id:client_secret'.",
@@ -550,6 +583,7 @@ class DestinationConfig:
     )
     extra_packages: tuple[str, ...] = setting(
         (),
+        shown_when=ADVANCED,
         parse=_packages,
         label="Extra packages",
         description="Maven coordinates added to spark.jars.packages, comma-separated "
@@ -561,6 +595,7 @@ class DestinationConfig:
         # Lake scale: without it every small batch leaves a file and a snapshot behind, and
         # reads and MERGEs slow down; with a layout, a run rewrites only what batches added.
         100,
+        shown_when=ADVANCED,
         parse=_count(0),
         label="Maintain every N commits",
         description="Compact files and expire snapshots of a table after this many committed "
@@ -568,12 +603,14 @@ class DestinationConfig:
     )
     maintenance_delete_files: int = setting(
         0,
+        shown_when=ADVANCED,
         parse=_count(0),
         label="Maintain past N delete files",
         description="Maintain a table once it has this many live delete files (0: off).",
     )
     table_layout: TableLayout = setting(
         TableLayout.SORTED,
+        shown_when=ADVANCED,
         parse=_choice(TableLayout),
         label="Table layout",
         description="How new tables keep a key's rows together: sorted (by the primary key, "
@@ -584,6 +621,7 @@ class DestinationConfig:
     )
     row_group_size: str = setting(
         "1m",
+        shown_when=ADVANCED,
         parse=_row_group_size,
         label="Parquet row-group size",
         description="Target size of a Parquet row group in sorted and bucketed tables (e.g. "
@@ -592,6 +630,7 @@ class DestinationConfig:
     )
     bucket_count: int = setting(
         64,
+        shown_when=ADVANCED,
         parse=_count(2),
         label="Buckets (bucketed layout)",
         description="N of bucket(N, key) for tables with the bucketed layout.",
@@ -599,6 +638,7 @@ class DestinationConfig:
     )
     format_version: FormatVersion = setting(
         FormatVersion.V2,
+        shown_when=ADVANCED,
         parse=_choice(FormatVersion),
         label="Iceberg format version",
         description="2, or 3 (deletion vectors instead of position-delete files; not every "
@@ -608,6 +648,7 @@ class DestinationConfig:
     )
     table_overrides: tuple[TableOverride, ...] = setting(
         (),
+        shown_when=ADVANCED,
         parse=parse_table_overrides,
         label="Per-table layout overrides",
         description="Layout keys for single tables: 'schema.table: key=value, key=value' "
@@ -617,6 +658,7 @@ class DestinationConfig:
     )
     snapshot_retention_hours: int = setting(
         168,  # 7 days
+        shown_when=ADVANCED,
         parse=_count(0),
         label="Snapshot retention (hours)",
         description="Maintenance expires snapshots older than this.",
@@ -633,12 +675,23 @@ class DestinationConfig:
     )
     changes_table: str = setting(
         "__sd_changes",
+        shown_when=((BAD_VALUE_POLICY, "null"),),
         parse=_reserved_table_name,
         label="Changes table",
         description="Table of each schema that records the values bad_value_policy null "
         "changed (table, column, NULLED or TRUNCATED, reason, batch file, row, primary key); "
         "its name starts with __sd_, which no Fivetran table can.",
         placeholder="__sd_changes",
+    )
+
+    # Last: the form shows the advanced settings after it.
+    advanced_settings: bool = setting(
+        False,
+        parse=_yes_no,
+        label="Show advanced settings",
+        description="Spark, catalog name, batch files, maintenance and table layout settings; "
+        "their defaults suit a first sync.",
+        kind=FormKind.TOGGLE,
     )
 
     def layout_of(self, schema: str, table: str) -> LayoutSettings:

@@ -31,8 +31,8 @@ TESTS: Final = (
 )
 
 
-def _add(form: common.ConfigurationFormResponse, name: str, spec: Setting[Any]) -> None:
-    field = form.fields.add(name=name, label=spec.label, description=spec.help, required=False)
+def _add(fields: Any, name: str, spec: Setting[Any]) -> None:
+    field = fields.add(name=name, label=spec.label, description=spec.help, required=False)
     if spec.default_text is not None:
         field.default_value = spec.default_text
     if spec.placeholder is not None:
@@ -50,12 +50,43 @@ def _add(form: common.ConfigurationFormResponse, name: str, spec: Setting[Any]) 
             assert_never(spec.kind)
 
 
+def every_field(form: common.ConfigurationFormResponse) -> list[common.FormField]:
+    """The form's input fields, those inside conditional groups included (not the groups)."""
+    found: list[common.FormField] = []
+    for field in form.fields:
+        if field.WhichOneof("type") == "conditional_fields":
+            found.extend(field.conditional_fields.fields)
+        else:
+            found.append(field)
+    return found
+
+
 def configuration_form(model: type[Any] = DestinationConfig) -> common.ConfigurationFormResponse:
+    """Every key once at the top level, or inside the conditional group(s) of the key whose
+    value shows it (``Setting.shown_when``), placed right after that key's field: a
+    first-time user sees the few fields every sync needs."""
     form = common.ConfigurationFormResponse(
         schema_selection_supported=True, table_selection_supported=True
     )
+    groups: dict[tuple[str, str], list[tuple[str, Setting[Any]]]] = {}
     for name, spec in settings_of(model):
-        _add(form, name, spec)
+        for condition in spec.shown_when:
+            groups.setdefault(condition, []).append((name, spec))
+    for name, spec in settings_of(model):
+        if spec.shown_when:
+            continue
+        _add(form.fields, name, spec)
+        for (key, value), members in groups.items():
+            if key != name:
+                continue
+            group = form.fields.add(name=f"{key}_{value}", label=f"{spec.label}: {value}")
+            group.conditional_fields.condition.condition_field = key
+            if spec.kind is FormKind.TOGGLE:
+                group.conditional_fields.condition.bool_value = value == "true"
+            else:
+                group.conditional_fields.condition.string_value = value
+            for member, member_spec in members:
+                _add(group.conditional_fields.fields, member, member_spec)
     for test in TESTS:
         form.tests.add(name=test.name, label=test.label)
     return form
