@@ -19,9 +19,13 @@ from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 a
 from spark_destination.tester.client import DestinationClient, response_outcome
 from spark_destination.tester.input_files import TesterSession as Session
 from spark_destination.tester.replay import run_step
-from tests.support.destination import Destination, Lake, column
+from tests.support.destination import CATALOGS, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [
+    pytest.mark.spark,
+    # Every Migrate operation on the Hadoop catalog and on a real Hive metastore.
+    pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
+]
 
 START, END, ACTIVE = "_fivetran_start", "_fivetran_end", "_fivetran_active"
 SYNCED, DELETED = "_fivetran_synced", "_fivetran_deleted"
@@ -63,7 +67,7 @@ def run_script(
     session = Session(workdir=tmp_path, schema=dest.schema, plain_text=False)
     outcomes = []
     for step in session.load(path):
-        response = run_step(client, step, configuration={}, schema=dest.schema)
+        response = run_step(client, step, configuration=dest.configuration, schema=dest.schema)
         outcome, message = response_outcome(response)
         assert outcome in {"success", "warning", "not_found", "table"}, (step.summary, message)
         outcomes.append(outcome)
