@@ -19,9 +19,13 @@ from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import TableHealth, table_health
 from spark_destination.service.engine import Engine
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
-from tests.support.destination import UNMOD, Destination, Lake
+from tests.support.destination import CATALOGS, UNMOD, Destination, Lake
 
-pytestmark = pytest.mark.spark
+pytestmark = [
+    pytest.mark.spark,
+    # Maintenance (its stored procedures and commits) on the Hadoop catalog and a Hive metastore.
+    pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
+]
 
 
 def _small_batches(dest: Destination, lake: Lake, batches: int) -> None:
@@ -65,7 +69,7 @@ def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
     assert before.delete_files >= 1 and before.snapshots == 5
 
     report = engine.maintain(
-        {},
+        dest.configuration,
         dest.schema,
         "orders",
         policy=MaintenancePolicy(retention=timedelta(0)),
@@ -91,13 +95,17 @@ def test_maintain_refuses_a_missing_table(engine: Engine, dest: Destination) -> 
     from spark_destination.core.errors import InvalidRequestError
 
     with pytest.raises(InvalidRequestError, match="does not exist"):
-        engine.maintain({}, dest.schema, "nope")
+        engine.maintain(dest.configuration, dest.schema, "nope")
 
 
 def test_automatic_maintenance_runs_between_requests_past_the_delete_file_threshold(
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    dest.configuration = {"maintenance_delete_files": "1", "snapshot_retention_hours": "0"}
+    dest.configuration = {
+        **dest.configuration,
+        "maintenance_delete_files": "1",
+        "snapshot_retention_hours": "0",
+    }
     _small_batches(dest, lake, 3)
     engine.wait_for_maintenance(timeout=600)
     rows = by_id(lake, dest)
