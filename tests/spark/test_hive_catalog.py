@@ -117,6 +117,21 @@ def test_a_metastore_that_refuses_dropped_columns_is_named_by_the_setup_test(
     assert response.WhichOneof("response") == "failure"
     assert "drop a column" in response.failure
     assert f"{COLUMN_TYPE_CHECK}=false" in response.failure
+    # A sync that drops a column there: a task naming the table and the setting, at once (the
+    # metastore's refusal is not retried), and the table as it was.
+    synced = Destination(
+        stub=dest.stub,
+        workdir=dest.workdir,
+        configuration=_configuration(strict_columns, "strict"),
+        schema=dest.schema,
+    )
+    wide = [column("id", "INT", pk=True), column("v", "STRING"), column("n", "INT")]
+    assert synced.create("t", wide).WhichOneof("response") == "success"
+    dropped = synced.alter("t", [wide[0], wide[2]], drop_columns=True)
+    assert dropped.WhichOneof("response") == "task"
+    assert "'t'" in dropped.task.message
+    assert f"{COLUMN_TYPE_CHECK}=false" in dropped.task.message
+    assert [c.name for c in synced.describe("t").table.columns] == ["id", "v", "n"]
 
 
 def _summaries(lake: Lake, dest: Destination, table: str) -> list[dict[str, str]]:
