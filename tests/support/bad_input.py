@@ -128,15 +128,24 @@ class JvmLog:
 
     The JVM is a child process: pytest's fd capture does not reach it after it started, so its
     fds 1 and 2 are read through /proc. Under pytest's capture they are (deleted) temp files.
+    Anything else (``pytest -s``: a terminal or a pipe) cannot be read back, and a check of an
+    unread log would pass whatever Spark logged: the test fails instead of checking nothing.
     """
 
     def __init__(self, lake: Lake) -> None:
         jvm = lake.session.sparkContext._jvm
         assert jvm is not None
         pid = jvm.java.lang.ProcessHandle.current().pid()
-        paths = [f"/proc/{pid}/fd/{fd}" for fd in (1, 2)]
-        self._files = {p: os.stat(p).st_size for p in paths if stat.S_ISREG(os.stat(p).st_mode)}
-        self.readable = bool(self._files)
+        self._files: dict[str, int] = {}
+        for fd in (1, 2):
+            path = f"/proc/{pid}/fd/{fd}"
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                pytest.fail(
+                    f"Spark's fd {fd} is not a file ({os.readlink(path)}): its log cannot be "
+                    "read back, so no value could be shown absent from it; run without -s "
+                    "(pytest's fd capture makes it a file)"
+                )
+            self._files[path] = os.stat(path).st_size
 
     def text(self) -> str:
         parts = []
