@@ -13,6 +13,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,15 +42,16 @@ COLUMNS = [
 HEADER = [c.name for c in COLUMNS]
 SEED = [[str(i), f"seed{i}", str(i), "2024-01-01T00:00:00Z"] for i in range(0, ROWS, 1000)]
 BATCH = [[str(i), f"new{i}", str(i * 2), "2024-02-01T00:00:00Z"] for i in range(ROWS)]
-BEFORE = {(int(r[0]), r[1], int(r[2])) for r in SEED}
-AFTER = {(int(r[0]), r[1], int(r[2])) for r in BATCH}
+# Multisets: a row written twice (a MERGE applied again after a crash) counts twice.
+BEFORE = Counter((int(r[0]), r[1], int(r[2])) for r in SEED)
+AFTER = Counter((int(r[0]), r[1], int(r[2])) for r in BATCH)
 
 
-def read(spark: SparkSession, warehouse: Path, schema: str) -> set[tuple[Any, ...]]:
+def read(spark: SparkSession, warehouse: Path, schema: str) -> Counter[tuple[Any, ...]]:
     session = spark.newSession()
     register_catalog(session, CATALOG, str(warehouse))
     frame = session.table(qualified(CATALOG, schema, "t")).select("id", "v", "n")
-    return {tuple(r) for r in frame.collect()}
+    return Counter(tuple(r) for r in frame.collect())
 
 
 def serve(warehouse: Path, log: Path) -> ServerProcess:
