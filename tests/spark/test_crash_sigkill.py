@@ -25,6 +25,7 @@ from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.tester.server_process import ServerProcess, start_server
 from tests.support.destination import Destination, column
+from tests.support.kill_at import ARMED, KILL_JVM_AT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,11 +55,16 @@ def read(spark: SparkSession, warehouse: Path, schema: str) -> Counter[tuple[Any
     return Counter(tuple(r) for r in frame.collect())
 
 
-def serve(warehouse: Path, log: Path) -> ServerProcess:
+def serve(warehouse: Path, log: Path, env: dict[str, str] | None = None) -> ServerProcess:
+    """A server; with ``env``, one that runs ``tests.support.kill_at`` (its hooks)."""
     # JVM only: the write path's warm-up stages batches of its own in the background, which
     # the kills below would mistake for (and hit instead of) the request under test.
     flags = ["--warehouse", str(warehouse), "--catalog", CATALOG, "--no-warm-writes"]
-    return start_server(log_file=log, flags=flags, prewarm=True)
+    if env is None:
+        return start_server(log_file=log, flags=flags, prewarm=True)
+    return start_server(
+        log_file=log, flags=flags, prewarm=True, module="tests.support.kill_at", env=env
+    )
 
 
 def jvm_pid(server: ServerProcess) -> int:
@@ -170,7 +176,11 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
 ) -> None:
     warehouse, workdir = tmp_path / "warehouse", tmp_path / "files"
     workdir.mkdir()
-    server: ServerProcess = serve(warehouse, tmp_path / "server.log")
+    # The JVM is killed under a request by a hook in the server, once the batch is staged and
+    # before its MERGE, when this file exists: no race with the request decides where.
+    armed = tmp_path / "armed"
+    env = {KILL_JVM_AT: "before 1:MergeBatchOp", ARMED: str(armed)}
+    server: ServerProcess = serve(warehouse, tmp_path / "server.log", env=env)
     try:
         dest = Destination(stub=server.stub, workdir=workdir, configuration={}, schema="jvm")
         ok(dest.create("t", COLUMNS))
@@ -184,17 +194,17 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
 
         # Killed under a request: that request gets a clear task, the server keeps serving.
         batch = dest.write_file(HEADER, BATCH)
-        answer = write_in_background(dest, batch)
-        wait_for(lambda: bool(staged_files(server)), "the staged batch")
-        os.kill(jvm_pid(server), signal.SIGKILL)
-        answer["thread"].join(timeout=120)
-        response = answer["response"]
+        old_jvm = jvm_pid(server)
+        armed.touch()
+        response = dest.write("t", COLUMNS, replace=[batch])
+        assert not armed.exists(), "the hook never fired: the JVM was not killed mid-request"
         assert response.WhichOneof("response") == "task", response
         assert "Spark JVM stopped" in response.task.message
-        assert read(spark, warehouse, "jvm") in (BEFORE, AFTER)
+        assert read(spark, warehouse, "jvm") == BEFORE  # killed before the MERGE
         # The in-flight request's staged plaintext is removed although its JVM is gone.
         assert not staged_files(server)
         ok(dest.write("t", COLUMNS, replace=[batch]))
+        assert jvm_pid(server) != old_jvm
         assert read(spark, warehouse, "jvm") == AFTER
         assert server.process.poll() is None
     finally:
