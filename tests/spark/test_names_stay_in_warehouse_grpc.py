@@ -28,7 +28,7 @@ from spark_destination.core.names import path_problem
 from spark_destination.runtime.execute.warehouse_lock import LOCK_FILE
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.support.destination import Destination, Lake, column
+from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -315,15 +315,18 @@ def test_columns_named_like_paths_are_kept_and_their_files_stay_in_the_table(
     file = dest.write_file(header, [["1", "x", "y", "z", "w", "2024-01-01T00:00:00Z"]])
     written = dest.write("t", columns, replace=[file])
     assert written.WhichOneof("response") == "success", written
+    lake.settle()  # deferred mode: the batch reaches the table's data by a flush
     described = dest.describe("t")
     assert [c.name for c in described.table.columns] == header
-    # Every file is in the table's folder (or is one of its parents, or the warehouse's lock).
+    # Every file is in the table's folder or its intermediate table's (deferred mode), or is
+    # one of their parents, or the warehouse's lock.
     table_folder = warehouse.relative_to(around) / dest.schema / "t"
+    tables = (table_folder, table_folder.with_name(PENDING_PREFIX + "t"))
     lock = warehouse.relative_to(around) / LOCK_FILE
     found = [Path(p) for p in tree(around)]
     outside = [
         p for p in found
-        if not p.is_relative_to(table_folder) and not table_folder.is_relative_to(p) and p != lock
+        if p != lock and not any(p.is_relative_to(t) or t.is_relative_to(p) for t in tables)
     ]  # fmt: skip
     assert outside == []
     # The data files are in partition folders (named after the key column) inside the table's.
