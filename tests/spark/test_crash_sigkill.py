@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import grpc
 import pytest
 
 from spark_destination.dialects.quoting import qualified
@@ -25,7 +26,7 @@ from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.tester.server_process import ServerProcess, start_server
 from tests.support.destination import Destination, column
-from tests.support.kill_at import ARMED, KILL_JVM_AT
+from tests.support.kill_at import ARMED, KILL_AT, KILL_JVM_AT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -132,7 +133,11 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
     mine = scratch.process_dir()
     assert mine is not None
 
-    server = serve(warehouse, tmp_path / "server.log")
+    # Kill 1 is by a hook in the server, when this file exists: after the batch is staged,
+    # before its MERGE, whatever the machine's speed.
+    armed = tmp_path / "armed"
+    env = {KILL_AT: "before 1:MergeBatchOp", ARMED: str(armed)}
+    server = serve(warehouse, tmp_path / "server.log", env=env)
     crashes = 0
     try:
         assert not dead.exists(), "a dead process's folder survived a server start"
@@ -143,25 +148,38 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
         batch = dest.write_file(HEADER, BATCH)
         assert read(spark, warehouse, "crash") == BEFORE
 
-        # Kill 1: as soon as the decrypted batch is staged (the MERGE starts).
-        # Kill 2: a while into the MERGE.
-        for delay in (0.0, 2.0):
-            answer = write_in_background(dest, batch)
-            wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
-            time.sleep(delay)
-            left = scratch_dirs(server)
-            server.kill()
-            crashes += 1
-            answer["thread"].join(timeout=60)
-            # A small CI batch may finish (and clean up its staged file) before the kill lands:
-            # then the request answered success; the table checks below hold either way.
-            assert "error" in answer or answer["response"].WhichOneof("response") == "success"
-            assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
+        # Kill 1: once the decrypted batch is staged, before the MERGE (the hook).
+        armed.touch()
+        with pytest.raises(grpc.RpcError):
+            dest.write("t", COLUMNS, replace=[batch])
+        assert not armed.exists(), "the hook never fired"
+        left = scratch_dirs(server)
+        assert staged_files(server), "the killed server left no staged plaintext to clean up"
+        server.kill()  # reaps it
+        crashes += 1
+        assert read(spark, warehouse, "crash") == BEFORE
+        server = serve(warehouse, tmp_path / "server.log")
+        dest = replace(dest, stub=server.stub)
+        assert not [d for d in left if d.exists()], "the dead server's scratch survived"
+        assert mine.exists()
 
-            server = serve(warehouse, tmp_path / "server.log")
-            dest = replace(dest, stub=server.stub)
-            assert not [d for d in left if d.exists()], "the dead server's scratch survived"
-            assert mine.exists()
+        # Kill 2: a while into the MERGE (from outside: no hook runs inside a statement).
+        answer = write_in_background(dest, batch)
+        wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
+        time.sleep(2.0)
+        left = scratch_dirs(server)
+        server.kill()
+        crashes += 1
+        answer["thread"].join(timeout=60)
+        # A small CI batch may finish (and clean up its staged file) before the kill lands:
+        # then the request answered success; the table checks below hold either way.
+        assert "error" in answer or answer["response"].WhichOneof("response") == "success"
+        assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
+
+        server = serve(warehouse, tmp_path / "server.log")
+        dest = replace(dest, stub=server.stub)
+        assert not [d for d in left if d.exists()], "the dead server's scratch survived"
+        assert mine.exists()
 
         ok(dest.write("t", COLUMNS, replace=[batch]))
         assert read(spark, warehouse, "crash") == AFTER

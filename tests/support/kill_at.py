@@ -3,10 +3,12 @@ SIGKILLs itself (its process group: the JVM too) when a request reaches the step
 by ``SD_TEST_KILL_AT`` (``faults.Boundary.name``, e.g. ``before 1:ClearPendingOp``, or a named
 point such as ``faults.FLUSH_RECORDED``).
 
-``SD_TEST_KILL_JVM_AT`` instead SIGKILLs only the JVM there, once the file named by
-``SD_TEST_ARMED`` exists (the test creates it when the request to hit is next; the hook removes
-it, so it fires once), and waits until the JVM is gone: the request's next statement finds it
-dead, and the server lives on.
+``SD_TEST_KILL_JVM_AT`` instead SIGKILLs only the JVM there, and waits until it is gone: the
+request's next statement finds it dead, and the server lives on.
+
+With ``SD_TEST_ARMED`` (a file name) either fires only once that file exists, and removes it:
+the test creates it when the request to hit is next, so requests before it (and the retry
+after it) get through.
 
 For crash tests that must stop at an exact point, such as between a flush's MERGE commit and
 its clean-up, which no timing from outside can hit reliably. Tests only: nothing in the
@@ -30,15 +32,17 @@ ARMED = "SD_TEST_ARMED"
 
 
 def _reached(name: str) -> None:
-    if name == os.environ.get(KILL_AT):
-        os.killpg(os.getpgid(0), signal.SIGKILL)
-    armed = os.environ.get(ARMED)
-    if name != os.environ.get(KILL_JVM_AT) or not armed:
+    kill_all, kill_jvm = os.environ.get(KILL_AT), os.environ.get(KILL_JVM_AT)
+    if name not in (kill_all, kill_jvm):
         return
-    try:
-        Path(armed).unlink()  # disarm: the retried request must get through
-    except FileNotFoundError:
-        return  # not armed (yet, or any more)
+    armed = os.environ.get(ARMED)
+    if armed:
+        try:
+            Path(armed).unlink()  # disarm: fire once
+        except FileNotFoundError:
+            return  # not armed (yet, or any more)
+    if name == kill_all:
+        os.killpg(os.getpgid(0), signal.SIGKILL)
     for jvm in _java_children():
         os.kill(jvm, signal.SIGKILL)
         # SIGKILL is delivered asynchronously: wait for the process to be dead (a zombie until
