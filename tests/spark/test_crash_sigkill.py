@@ -13,10 +13,12 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import grpc
 import pytest
 
 from spark_destination.dialects.quoting import qualified
@@ -24,6 +26,7 @@ from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.tester.server_process import ServerProcess, start_server
 from tests.support.destination import Destination, column
+from tests.support.kill_at import ARMED, KILL_AT, KILL_JVM_AT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,22 +44,28 @@ COLUMNS = [
 HEADER = [c.name for c in COLUMNS]
 SEED = [[str(i), f"seed{i}", str(i), "2024-01-01T00:00:00Z"] for i in range(0, ROWS, 1000)]
 BATCH = [[str(i), f"new{i}", str(i * 2), "2024-02-01T00:00:00Z"] for i in range(ROWS)]
-BEFORE = {(int(r[0]), r[1], int(r[2])) for r in SEED}
-AFTER = {(int(r[0]), r[1], int(r[2])) for r in BATCH}
+# Multisets: a row written twice (a MERGE applied again after a crash) counts twice.
+BEFORE = Counter((int(r[0]), r[1], int(r[2])) for r in SEED)
+AFTER = Counter((int(r[0]), r[1], int(r[2])) for r in BATCH)
 
 
-def read(spark: SparkSession, warehouse: Path, schema: str) -> set[tuple[Any, ...]]:
+def read(spark: SparkSession, warehouse: Path, schema: str) -> Counter[tuple[Any, ...]]:
     session = spark.newSession()
     register_catalog(session, CATALOG, str(warehouse))
     frame = session.table(qualified(CATALOG, schema, "t")).select("id", "v", "n")
-    return {tuple(r) for r in frame.collect()}
+    return Counter(tuple(r) for r in frame.collect())
 
 
-def serve(warehouse: Path, log: Path) -> ServerProcess:
+def serve(warehouse: Path, log: Path, env: dict[str, str] | None = None) -> ServerProcess:
+    """A server; with ``env``, one that runs ``tests.support.kill_at`` (its hooks)."""
     # JVM only: the write path's warm-up stages batches of its own in the background, which
     # the kills below would mistake for (and hit instead of) the request under test.
     flags = ["--warehouse", str(warehouse), "--catalog", CATALOG, "--no-warm-writes"]
-    return start_server(log_file=log, flags=flags, prewarm=True)
+    if env is None:
+        return start_server(log_file=log, flags=flags, prewarm=True)
+    return start_server(
+        log_file=log, flags=flags, prewarm=True, module="tests.support.kill_at", env=env
+    )
 
 
 def jvm_pid(server: ServerProcess) -> int:
@@ -124,7 +133,11 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
     mine = scratch.process_dir()
     assert mine is not None
 
-    server = serve(warehouse, tmp_path / "server.log")
+    # Kill 1 is by a hook in the server, when this file exists: after the batch is staged,
+    # before its MERGE, whatever the machine's speed.
+    armed = tmp_path / "armed"
+    env = {KILL_AT: "before 1:MergeBatchOp", ARMED: str(armed)}
+    server = serve(warehouse, tmp_path / "server.log", env=env)
     crashes = 0
     try:
         assert not dead.exists(), "a dead process's folder survived a server start"
@@ -135,25 +148,38 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
         batch = dest.write_file(HEADER, BATCH)
         assert read(spark, warehouse, "crash") == BEFORE
 
-        # Kill 1: as soon as the decrypted batch is staged (the MERGE starts).
-        # Kill 2: a while into the MERGE.
-        for delay in (0.0, 2.0):
-            answer = write_in_background(dest, batch)
-            wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
-            time.sleep(delay)
-            left = scratch_dirs(server)
-            server.kill()
-            crashes += 1
-            answer["thread"].join(timeout=60)
-            # A small CI batch may finish (and clean up its staged file) before the kill lands:
-            # then the request answered success; the table checks below hold either way.
-            assert "error" in answer or answer["response"].WhichOneof("response") == "success"
-            assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
+        # Kill 1: once the decrypted batch is staged, before the MERGE (the hook).
+        armed.touch()
+        with pytest.raises(grpc.RpcError):
+            dest.write("t", COLUMNS, replace=[batch])
+        assert not armed.exists(), "the hook never fired"
+        left = scratch_dirs(server)
+        assert staged_files(server), "the killed server left no staged plaintext to clean up"
+        server.kill()  # reaps it
+        crashes += 1
+        assert read(spark, warehouse, "crash") == BEFORE
+        server = serve(warehouse, tmp_path / "server.log")
+        dest = replace(dest, stub=server.stub)
+        assert not [d for d in left if d.exists()], "the dead server's scratch survived"
+        assert mine.exists()
 
-            server = serve(warehouse, tmp_path / "server.log")
-            dest = replace(dest, stub=server.stub)
-            assert not [d for d in left if d.exists()], "the dead server's scratch survived"
-            assert mine.exists()
+        # Kill 2: a while into the MERGE (from outside: no hook runs inside a statement).
+        answer = write_in_background(dest, batch)
+        wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
+        time.sleep(2.0)
+        left = scratch_dirs(server)
+        server.kill()
+        crashes += 1
+        answer["thread"].join(timeout=60)
+        # A small CI batch may finish (and clean up its staged file) before the kill lands:
+        # then the request answered success; the table checks below hold either way.
+        assert "error" in answer or answer["response"].WhichOneof("response") == "success"
+        assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
+
+        server = serve(warehouse, tmp_path / "server.log")
+        dest = replace(dest, stub=server.stub)
+        assert not [d for d in left if d.exists()], "the dead server's scratch survived"
+        assert mine.exists()
 
         ok(dest.write("t", COLUMNS, replace=[batch]))
         assert read(spark, warehouse, "crash") == AFTER
@@ -168,7 +194,11 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
 ) -> None:
     warehouse, workdir = tmp_path / "warehouse", tmp_path / "files"
     workdir.mkdir()
-    server: ServerProcess = serve(warehouse, tmp_path / "server.log")
+    # The JVM is killed under a request by a hook in the server, once the batch is staged and
+    # before its MERGE, when this file exists: no race with the request decides where.
+    armed = tmp_path / "armed"
+    env = {KILL_JVM_AT: "before 1:MergeBatchOp", ARMED: str(armed)}
+    server: ServerProcess = serve(warehouse, tmp_path / "server.log", env=env)
     try:
         dest = Destination(stub=server.stub, workdir=workdir, configuration={}, schema="jvm")
         ok(dest.create("t", COLUMNS))
@@ -182,17 +212,17 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
 
         # Killed under a request: that request gets a clear task, the server keeps serving.
         batch = dest.write_file(HEADER, BATCH)
-        answer = write_in_background(dest, batch)
-        wait_for(lambda: bool(staged_files(server)), "the staged batch")
-        os.kill(jvm_pid(server), signal.SIGKILL)
-        answer["thread"].join(timeout=120)
-        response = answer["response"]
+        old_jvm = jvm_pid(server)
+        armed.touch()
+        response = dest.write("t", COLUMNS, replace=[batch])
+        assert not armed.exists(), "the hook never fired: the JVM was not killed mid-request"
         assert response.WhichOneof("response") == "task", response
         assert "Spark JVM stopped" in response.task.message
-        assert read(spark, warehouse, "jvm") in (BEFORE, AFTER)
+        assert read(spark, warehouse, "jvm") == BEFORE  # killed before the MERGE
         # The in-flight request's staged plaintext is removed although its JVM is gone.
         assert not staged_files(server)
         ok(dest.write("t", COLUMNS, replace=[batch]))
+        assert jvm_pid(server) != old_jvm
         assert read(spark, warehouse, "jvm") == AFTER
         assert server.process.poll() is None
     finally:

@@ -1,13 +1,14 @@
 """SIGKILL of a deferred-mode server (and its JVM) at the points that matter: after the append
-(nothing flushed yet), during a flush's MERGE, and between the table's commit and the
-clean-up of the intermediate table. Each time a new server, or the ``flush`` command, takes
-over; in the end the table is exactly what merge mode makes of the same requests: nothing lost,
-nothing applied twice. The batches hold a key updated while absent and then upserted by a
-request without that column: folding those rows a second time would change the table, so the
-test fails if a flush whose MERGE had committed were merely run again.
+(nothing flushed yet), after a flush recorded itself but before its MERGE, and between the
+table's commit and the clean-up of the intermediate table (each at a hook in the server's
+process, ``tests.support.kill_at``, so no timing decides where the kill lands). Each time a
+new server, or the ``flush`` command, takes over; in the end the table is exactly what merge
+mode makes of the same requests: nothing lost, nothing applied twice (rows are compared as
+multisets, so a row applied twice shows). The batches hold a key updated while absent and
+then upserted by a request without that column: folding those rows a second time would change
+the table, so the test fails if a flush whose MERGE had committed were merely run again.
 
-The first batch has ``SPARK_DESTINATION_CRASH_ROWS`` rows (default 20 000), so that a flush's
-MERGE lasts long enough to be killed in the middle.
+The first batch has ``SPARK_DESTINATION_CRASH_ROWS`` rows (default 20 000).
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ import grpc
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.pending import MARKER_PROPERTY
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
@@ -103,10 +104,14 @@ def send(dest: Destination, batch: tuple[dict[str, Any], list[Any]]) -> Any:
     return dest.write("t", columns, **files)
 
 
-def read(spark: SparkSession, warehouse: Path, schema: str, table: str) -> set[tuple[Any, ...]]:
+Rows = Counter[tuple[Any, ...]]
+
+
+def read(spark: SparkSession, warehouse: Path, schema: str, table: str) -> Rows:
+    """The table's rows as a multiset: a row applied twice counts twice (a set would hide it)."""
     session = spark.newSession()
     register_catalog(session, CATALOG, str(warehouse))
-    return {tuple(r) for r in session.table(qualified(CATALOG, schema, table)).collect()}
+    return Counter(tuple(r) for r in session.table(qualified(CATALOG, schema, table)).collect())
 
 
 def flush_record(warehouse: Path) -> str | None:
@@ -148,15 +153,15 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
     requests = batches(reference)
     ok(reference.create("t", COLUMNS))
 
-    def pending() -> set[tuple[Any, ...]]:
+    def pending() -> Rows:
         return read(spark, warehouse, SCHEMA, "__sd_pending_t")
 
-    def table() -> set[tuple[Any, ...]]:
+    def table() -> Rows:
         return read(spark, warehouse, SCHEMA, "t")
 
-    def expected() -> set[tuple[Any, ...]]:
+    def expected() -> Rows:
         frame = spark.newSession().table(qualified(spark_settings.catalog, "crash_ref", "t"))
-        return {tuple(r) for r in frame.collect()}
+        return Counter(tuple(r) for r in frame.collect())
 
     # 1. Killed after two appends: nothing was flushed, the rows are pending.
     server = serve(warehouse, log, kill_at="before 1:ClearPendingOp")
@@ -167,8 +172,8 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
             ok(send(dest, batch))
             ok(send(reference, batch))
         server.kill()
-        assert table() == set()
-        assert len(pending()) == ROWS + 1 + ROWS // 2
+        assert table() == Counter()
+        assert pending().total() == ROWS + 1 + ROWS // 2
 
         # 2. The next server flushes them before the third batch, and is killed after the
         # table's commit, before the clean-up: the table has them, they are still pending.
@@ -178,34 +183,23 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
             send(dest, requests[2])
         server.kill()
         assert table() == expected()
-        assert len(pending()) == ROWS + 1 + ROWS // 2
+        assert pending().total() == ROWS + 1 + ROWS // 2
 
-        # 3. A plain server: the retried third batch finishes the clean-up (and merges nothing
-        # again), then appends; the fourth too. A Truncate starts a flush, killed mid-way.
-        server = serve(warehouse, log)
+        # 3. The retried third batch finishes the clean-up (and merges nothing again), then
+        # appends; the fourth too (neither flushes: nothing reaches the point below). A
+        # Truncate starts a flush, killed once it has recorded itself, before its MERGE.
+        server = serve(warehouse, log, kill_at=faults.FLUSH_RECORDED)
         dest = replace(dest, stub=server.stub)
         for batch in requests[2:4]:
             ok(send(dest, batch))
             ok(send(reference, batch))
-        before = flush_record(warehouse)
-        answer: dict[str, Any] = {}
+        before, folded = flush_record(warehouse), table()
         cut = datetime.fromisoformat(SYNC1.replace("Z", "+00:00"))  # deletes nothing
-
-        def truncate() -> None:
-            try:
-                answer["response"] = dest.truncate("t", cut)
-            except grpc.RpcError as exc:
-                answer["error"] = exc
-
-        thread = threading.Thread(target=truncate, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 300
-        while flush_record(warehouse) == before:
-            assert time.monotonic() < deadline, "the flush never started"
-            time.sleep(0.02)
+        with pytest.raises(grpc.RpcError):  # killed under the request
+            dest.truncate("t", cut)
         server.kill()
-        thread.join(timeout=60)
-        assert "error" in answer  # killed under the request
+        assert flush_record(warehouse) != before, "the flush never recorded itself"
+        assert table() == folded, "the flush's MERGE ran: the kill came too late"
         assert pending(), "the kill landed after the clean-up: no flush was interrupted"
 
         # 4. The flush command on the warehouse, with no server running, finishes the job.
@@ -214,7 +208,7 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
         assert done.returncode == 0, done.stderr
         assert f"{SCHEMA}.t:" in done.stdout
-        assert pending() == set()
+        assert pending() == Counter()
         assert table() == expected()
 
         # 5. A server that appends the last batch and is stopped gracefully flushes at stop.
@@ -226,7 +220,7 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
         ok(send(reference, requests[4]))
         server.stop()
         assert f"stopping: {SCHEMA}.t has" in log.read_text()
-        assert pending() == set()
+        assert pending() == Counter()
         assert table() == expected()
     finally:
         server.kill()

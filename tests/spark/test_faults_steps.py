@@ -355,3 +355,5 @@ def test_a_fault_in_the_flush_a_request_runs_first_keeps_the_pending_rows(
 def test_the_hook_is_off_by_default() -> None:
     assert faults._hook is None
     faults.boundary(1, object())  # no hook: nothing happens
+    assert faults._point_hook is None
+    faults.point(faults.FLUSH_RECORDED, "t")  # nor at a named point

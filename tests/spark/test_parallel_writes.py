@@ -9,12 +9,18 @@ In deferred write mode a request commits its batch by appending it to the interm
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
+import grpc
 import pytest
 
 from spark_destination.runtime.execute import faults
+from spark_destination.server.app import create_server
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
+from spark_destination.service.engine import Engine
 from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
@@ -50,7 +56,23 @@ def check_table(dest: Destination, lake: Lake, name: str, ids: set[int], commits
     assert [c.name for c in described.table.columns] == HEADER
 
 
-def test_eight_tables_at_once_run_in_parallel(dest: Destination, lake: Lake) -> None:
+@pytest.fixture
+def own_server(dest: Destination, engine: Engine) -> Iterator[Destination]:
+    """``dest`` through a gRPC server of its own on the shared engine, with the 8 request
+    workers a served destination has (``create_server``'s default), every one of them free:
+    the barrier below needs all 8 at once, and the session's server may still be finishing
+    a request an earlier test gave up on."""
+    server, port = create_server(engine, port=0)
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield replace(dest, stub=pb_grpc.DestinationConnectorStub(channel))
+    finally:
+        server.stop(grace=None)
+
+
+def test_eight_tables_at_once_run_in_parallel(own_server: Destination, lake: Lake) -> None:
+    dest = own_server
     names = [f"t{i}" for i in range(8)]
     for name in names:
         assert dest.create(name, COLUMNS).WhichOneof("response") == "success"

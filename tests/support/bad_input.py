@@ -128,22 +128,42 @@ class JvmLog:
 
     The JVM is a child process: pytest's fd capture does not reach it after it started, so its
     fds 1 and 2 are read through /proc. Under pytest's capture they are (deleted) temp files.
+    Anything else (``pytest -s``: a terminal or a pipe) cannot be read back, and a check of an
+    unread log would pass whatever Spark logged: the test fails instead of checking nothing.
+
+    "From now on" is a line this writes to both, not a file offset: pytest empties its capture
+    file after each phase of a test (setup, call) and the JVM, sharing the file's offset, then
+    writes from its start, so an offset taken during setup (say, while the JVM started) would
+    skip what the test's call wrote.
     """
 
     def __init__(self, lake: Lake) -> None:
         jvm = lake.session.sparkContext._jvm
         assert jvm is not None
         pid = jvm.java.lang.ProcessHandle.current().pid()
-        paths = [f"/proc/{pid}/fd/{fd}" for fd in (1, 2)]
-        self._files = {p: os.stat(p).st_size for p in paths if stat.S_ISREG(os.stat(p).st_mode)}
-        self.readable = bool(self._files)
+        self._paths: list[str] = []
+        for fd in (1, 2):
+            path = f"/proc/{pid}/fd/{fd}"
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                pytest.fail(
+                    f"Spark's fd {fd} is not a file ({os.readlink(path)}): its log cannot be "
+                    "read back, so no value could be shown absent from it; run without -s "
+                    "(pytest's fd capture makes it a file)"
+                )
+            self._paths.append(path)
+        self._start = f"jvm-log-start-{os.urandom(8).hex()}"
+        for stream in (jvm.java.lang.System.out, jvm.java.lang.System.err):
+            stream.println(self._start)
+            stream.flush()
 
     def text(self) -> str:
+        """What each stream got after the start line (all of it, if pytest emptied the file
+        since: then all it holds came later)."""
         parts = []
-        for path, start in self._files.items():
+        for path in self._paths:
             with open(path, "rb") as fh:
-                fh.seek(start)
-                parts.append(fh.read().decode("utf-8", errors="replace"))
+                text = fh.read().decode("utf-8", errors="replace")
+            parts.append(text.rpartition(self._start)[2])
         return "\n".join(parts)
 
 

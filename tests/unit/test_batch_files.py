@@ -650,6 +650,18 @@ def test_duplicate_mask_marks_every_row_of_a_repeated_key() -> None:
     assert duplicate_mask(table.slice(0, 0), ["id"]).to_pylist() == []
 
 
+@pytest.mark.parametrize("name", ["../k", ".x", "[0]", "a.b"])
+def test_duplicate_mask_takes_key_names_that_look_like_field_paths(name: str) -> None:
+    import pyarrow as pa
+
+    from spark_destination.runtime.batch.staging import duplicate_mask
+
+    # Acero would read these as paths into nested fields (a key column "../k" failed staging).
+    table = pa.table({name: ["1", "2", "1"], "v": ["a", "b", "c"]})
+    assert duplicate_mask(table, [name]).to_pylist() == [True, False, True]
+    assert duplicate_mask(table, [name, "v"]).to_pylist() == [False, False, False]
+
+
 def test_duplicate_mask_among_new_versions_ignores_earliest_start_and_delete_rows() -> None:
     import pyarrow as pa
 

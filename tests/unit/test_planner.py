@@ -186,6 +186,21 @@ def test_write_batch_errors_name_the_problem() -> None:
         plan_write_batch(missing_key, ORDERS, catalog="lake", target=SPARK_ICEBERG)
 
 
+def test_write_batch_refuses_a_reserved_column_as_create_and_alter_do() -> None:
+    # Named by the rule, not as a column the table lacks; before the table is looked at.
+    reserved = Table(
+        name="orders", columns=(*ORDERS.columns, Column(name="__sd_op", type=DataType.INT))
+    )
+    for current in (ORDERS, None):
+        with pytest.raises(InvalidRequestError, match="'__sd_op' starts with '__sd_'"):
+            plan_write_batch(
+                write_request(reserved, replace_files=("r",)),
+                current,
+                catalog="lake",
+                target=SPARK_ICEBERG,
+            )
+
+
 def test_write_batch_with_no_files_is_a_noop() -> None:
     assert plan_write_batch(
         write_request(), ORDERS, catalog="lake", target=SPARK_ICEBERG

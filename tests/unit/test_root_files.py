@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
-import grpc
 import pytest
 
 from spark_destination.tester.client import connect
@@ -66,12 +67,6 @@ def test_main_passes_dash_m_through_without_printing_anything_else() -> None:
     assert result.stdout == '{"a":[1,2]}\n'
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET6 if _has_ipv6() else socket.AF_INET) as probe:
-        probe.bind(("::" if _has_ipv6() else "0.0.0.0", 0))  # noqa: S104
-        return int(probe.getsockname()[1])
-
-
 def _has_ipv6() -> bool:
     if not socket.has_ipv6:
         return False
@@ -83,49 +78,70 @@ def _has_ipv6() -> bool:
     return True
 
 
-def _wait_for_form(address: str, deadline: float) -> None:
-    client = connect(address, timeout=5)
+def _form_fields(address: str) -> int:
+    client = connect(address, timeout=30)
     try:
-        while True:
-            try:
-                form = client.configuration_form()
-            except grpc.RpcError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-                continue
-            assert form.fields
-            return
+        return len(client.configuration_form().fields)
     finally:
         client.close()
 
 
+LISTENING = re.compile(
+    r"\[account=acme group=lake_dest\] spark-destination listening on "
+    r"0\.0\.0\.0:(?P<port>[0-9]+) and \[::\]:(?P=port)"
+)
+
+
 def test_main_serves_on_every_interface_and_stops_on_sigterm(tmp_path: Path) -> None:
-    port = _free_port()
+    # Port 0: the server binds a free port itself and logs it. A port picked here and passed
+    # on could be taken by another process in between (the machine is shared).
     env = {**os.environ, "FIVETRAN_ACCOUNT_NAME": "acme", "FIVETRAN_GROUP_NAME": "lake_dest"}
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "main.py"), "--port", str(port), "--no-prewarm"],
+        [sys.executable, str(ROOT / "main.py"), "--port", "0", "--no-prewarm"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)  # end of output
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    stdout: list[str] = []
     try:
-        deadline = time.monotonic() + 60
-        _wait_for_form(f"127.0.0.1:{port}", deadline)
+        port = None
+        while port is None:
+            # The bound is for a hang only: the line comes once the server is serving.
+            line = lines.get(timeout=120)
+            assert line is not None, "main.py ended before it listened: " + "".join(stdout)
+            stdout.append(line)
+            found = LISTENING.search(json.loads(line)["message"])
+            port = int(found["port"]) if found else None
+        # Logged after the server started: it answers at once, on IPv4 and IPv6 loopback.
+        assert _form_fields(f"127.0.0.1:{port}")
         if _has_ipv6():
-            _wait_for_form(f"[::1]:{port}", deadline)
+            assert _form_fields(f"[::1]:{port}")
         process.send_signal(signal.SIGTERM)
-        stdout, _stderr = process.communicate(timeout=60)
+        process.wait(timeout=60)
+        reader.join(timeout=60)
+        while (line := lines.get_nowait()) is not None:
+            stdout.append(line)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
     assert process.returncode == 0
-    lines = [json.loads(line) for line in stdout.splitlines()]
-    assert lines and all(set(line) == {"level", "message", "message-origin"} for line in lines)
-    messages = [line["message"] for line in lines]
+    parsed = [json.loads(line) for line in stdout]
+    assert all(set(line) == {"level", "message", "message-origin"} for line in parsed)
+    messages = [line["message"] for line in parsed]
     assert (
         f"[account=acme group=lake_dest] spark-destination listening on 0.0.0.0:{port} and "
         f"[::]:{port}" in messages

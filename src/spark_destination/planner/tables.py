@@ -127,7 +127,10 @@ def staged_files(
     order: Sequence[tuple[FileKind, Sequence[str]]],
 ) -> tuple[Table, tuple[StagedFile, ...]]:
     """A batch request's table (it must exist) and its files in processing ``order``, each
-    encrypted one with its key."""
+    encrypted one with its key. A column in the destination's reserved space is refused as
+    CreateTable and AlterTable refuse it, naming the rule (not as a column the table lacks)."""
+    for column in request.table.columns:
+        check_not_reserved("column", column.name)
     if current is None:
         raise InvalidRequestError(
             f"table {request.schema!r}.{request.table.name!r} does not exist; CreateTable must "

@@ -180,14 +180,18 @@ def duplicate_mask(
     mask = np.zeros(rows, dtype=bool)
     if rows and key and among:
         index = "__sd_row"
-        keyed = table.select(list(key)).append_column(index, pa.array(np.arange(rows)))
+        # The key columns under names of our own: Acero reads a name that starts with "." or
+        # "[" (a key column "../k" or ".x") as a path into nested fields, and fails.
+        names = [f"__sd_key_{i}" for i in range(len(key))]
+        keyed = table.select(list(key)).rename_columns(names)
+        keyed = keyed.append_column(index, pa.array(np.arange(rows)))
         if set(among) != set(RowOp):
             ops = pa.array([o.value for o in among], pa.string())
             keyed = keyed.filter(pc.is_in(table.column(OP_COLUMN), value_set=ops))
-        counts = keyed.group_by(list(key)).aggregate([(index, "count")])
-        repeated = counts.filter(pc.greater(counts[f"{index}_count"], 1)).select(list(key))
+        counts = keyed.group_by(names).aggregate([(index, "count")])
+        repeated = counts.filter(pc.greater(counts[f"{index}_count"], 1)).select(names)
         if repeated.num_rows:
-            hits = keyed.join(repeated, keys=list(key), join_type="inner")
+            hits = keyed.join(repeated, keys=names, join_type="inner")
             mask[hits.column(index).to_numpy()] = True
     return pa.array(mask, pa.bool_())
 

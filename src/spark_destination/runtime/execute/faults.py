@@ -8,6 +8,11 @@ a test can enumerate a request's boundaries with ``recording`` and fail at each 
 Enabled only by ``inject`` or ``installed`` (tests, in the server's process): the first
 matching boundary reached raises ``InjectedFault`` once. Otherwise ``boundary`` is a global read
 and a return.
+
+A few points that are not between two statements of one plan have a name of their own
+(``FLUSH_RECORDED``) and a hook of their own (``at_points``), so that the boundaries a test
+enumerates with ``recording`` stay those of the plans: a crash test stops there (e.g. a flush
+killed after it recorded itself, before its MERGE ran), which no timing from outside can hit.
 """
 
 from __future__ import annotations
@@ -16,8 +21,13 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 from spark_destination.core.errors import DestinationError
+
+# A merge flush has written its record in the intermediate table; its MERGE has not run yet
+# (``runtime.execute.pending.run_flush``).
+FLUSH_RECORDED: Final = "flush recorded"
 
 
 class InjectedFault(DestinationError):
@@ -38,8 +48,11 @@ class Boundary:
 
 
 Hook = Callable[[Boundary], None]
+# Called with a named point (``FLUSH_RECORDED``) and the table it was reached for.
+PointHook = Callable[[str, str], None]
 
 _hook: Hook | None = None
+_point_hook: PointHook | None = None
 _guard = threading.Lock()
 
 
@@ -50,6 +63,26 @@ def boundary(index: int, op: object) -> None:
         return
     table = getattr(op, "table", None)
     hook(Boundary(index=index, op=type(op).__name__, table=str(getattr(table, "name", ""))))
+
+
+def point(name: str, table: str) -> None:
+    """Called by the runtime at the named point ``name`` (for ``table``); off by default."""
+    hook = _point_hook
+    if hook is not None:
+        hook(name, table)
+
+
+@contextlib.contextmanager
+def at_points(hook: PointHook) -> Iterator[None]:
+    """Call ``hook`` at every named point reached (tests only)."""
+    global _point_hook
+    with _guard:
+        previous, _point_hook = _point_hook, hook
+    try:
+        yield
+    finally:
+        with _guard:
+            _point_hook = previous
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from spark_destination.planner.ir import (
     PendingStatsOp,
     TableRef,
 )
-from spark_destination.runtime.execute import commits
+from spark_destination.runtime.execute import commits, faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
@@ -176,6 +176,7 @@ def run_flush(
     keys = _keys(executor, statements, merge, counts.high)
     record = Marker(high=counts.high, snapshot=_snapshot(session, table), flush_id=uuid.uuid4().hex)
     _set_marker(session, pending, record)
+    faults.point(faults.FLUSH_RECORDED, table.name)
     batch = Batch(
         parameters={HIGH_MARKER: counts.high},
         pending_keys=keys,
