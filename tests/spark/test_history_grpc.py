@@ -12,7 +12,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 TMAX = "9999-12-31T23:59:59.999Z"
 START, END = "_fivetran_start", "_fivetran_end"

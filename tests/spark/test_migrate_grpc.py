@@ -21,7 +21,7 @@ from spark_destination.tester.input_files import TesterSession as Session
 from spark_destination.tester.replay import run_step
 from tests.support.destination import Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 START, END, ACTIVE = "_fivetran_start", "_fivetran_end", "_fivetran_active"
 SYNCED, DELETED = "_fivetran_synced", "_fivetran_deleted"

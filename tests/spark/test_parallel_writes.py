@@ -17,7 +17,7 @@ import pytest
 from spark_destination.runtime.execute import faults
 from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 COLUMNS = [
     column("id", "LONG", pk=True),
