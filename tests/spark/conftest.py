@@ -3,7 +3,8 @@ hold only one (``build_session`` refuses a second).
 
 ``SPARK_DESTINATION_WRITE_MODE=deferred`` runs the whole suite with deferred write mode as the
 server's default (the ``Lake`` flushes before it reads); a module parametrizes ``dest``
-(``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run.
+(``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run, or is marked
+``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
 ``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
 from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog; a module parametrizes
@@ -36,7 +37,11 @@ from tests.support.destination import Destination, Lake, mode_configuration
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-_MARKER = "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)"
+_MARKERS = (
+    "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)",
+    "write_mode: its requests take different steps in each write mode and it does not "
+    "parametrize both: CI runs it again with deferred as the server's default (scripts/test.sh)",
+)
 # The server's default write mode for the whole run.
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
 # The catalog of the tests that do not choose one: ``hadoop`` or ``hive``.
@@ -46,11 +51,12 @@ HIVE_CATALOG = "hms"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # pyproject.toml registers the marker; register it here only when run without that file
-    # (``--strict-markers`` would otherwise reject it).
-    registered = (line.split(":", 1)[0].strip() for line in config.getini("markers"))
-    if "spark" not in registered:
-        config.addinivalue_line("markers", _MARKER)
+    # pyproject.toml registers the markers; register them here only when run without that file
+    # (``--strict-markers`` would otherwise reject them).
+    registered = {line.split(":", 1)[0].strip() for line in config.getini("markers")}
+    for marker in _MARKERS:
+        if marker.split(":", 1)[0] not in registered:
+            config.addinivalue_line("markers", marker)
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ from spark_destination.service import engine as engine_module
 from spark_destination.tester.batch_writer import new_key, write_parquet_table
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 NULLS = {"bad_value_policy": "null"}
 CHANGES = "__sd_changes"

@@ -30,7 +30,7 @@ from spark_destination.service.engine import Engine, Result, SessionProvider
 from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.support.requests import batch_request
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 UNM = "UNM"
 PARAMS = FileParams(null_string="NUL", unmodified_string=UNM)

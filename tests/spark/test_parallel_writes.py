@@ -23,7 +23,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_g
 from spark_destination.service.engine import Engine
 from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 COLUMNS = [
     column("id", "LONG", pk=True),

@@ -25,7 +25,7 @@ from spark_destination.tester.batch_writer import (
     write_parquet_batch_file,
 )
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
 NUL, UNM = "NUL", "UNM"
 PARAMS = FileParams(null_string=NUL, unmodified_string=UNM)
