@@ -8,7 +8,7 @@
 # every other request flushes first) and that do not already parametrize both modes; the
 # deferred-only modules and the equivalence test run in the first pass. CI (.ci/run) runs this
 # script, so it runs that subset: the whole suite a second time would add as long again as the
-# Spark tests take (30 min against 8 for the subset, on a loaded 2-core machine), and CI must
+# Spark tests take (18-30 min against 6-8 for the subset on a shared 2-core machine), and CI must
 # stay under 45 minutes.
 #
 # scripts/test.sh --deferred [pytest args]: only the Spark tests, all of them, with deferred

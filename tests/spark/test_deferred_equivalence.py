@@ -283,8 +283,16 @@ TRICKY = [
 ]
 
 ALL = tuple(VALUES)
+# ``count`` widened in place (INT to LONG), ``big`` converted by a rewrite (LONG to STRING).
+RETYPED = tuple(
+    dataclasses.replace(
+        c, type={"count": DataType.LONG, "big": DataType.STRING}.get(c.name, c.type)
+    )
+    for c in ALL
+)
 # AlterTable and Truncate with rows pending in both tables (each must flush its own table
-# first, and only it): a soft then a hard Truncate, a column dropped, one added and written.
+# first, and only it): a soft then a hard Truncate, a column dropped, two retyped, one added,
+# each followed by writes.
 SCHEMA_CHANGES: list[Step] = [
     Write(table="t", batch=Batch(named=OTHERS, replace=(_full(A), _full(B))), columns=ALL),
     Write(table="u", batch=Batch(named=OTHERS, replace=(_full(A), _full(C))), columns=ALL),
@@ -300,6 +308,13 @@ SCHEMA_CHANGES: list[Step] = [
     Alter(table="u", columns=tuple(c for c in ALL if c.name != "doc"), drop=True),
     Write(table="t", batch=Batch(named=OTHERS, delete=(A,)), columns=ALL),
     Truncate(table="t", before=CUTOFFS[0], soft=False),
+    Write(table="t", batch=Batch(named=OTHERS, replace=(_full(A),)), columns=ALL),
+    Alter(table="t", columns=RETYPED),
+    Write(
+        table="t",
+        batch=Batch(named=OTHERS, update=(_partial(A, count="-1", big="0"),)),
+        columns=RETYPED,
+    ),
     Alter(table="u", columns=(*(c for c in ALL if c.name != "doc"), NOTE)),
     Write(
         table="u",
