@@ -301,7 +301,7 @@ def test_a_retry_after_a_crash_between_records_and_merge_adds_no_second_record(
         # A killed process restores nothing: the records' commit stays.
         for module in (engine_module, deferred_module):
             crashed_process.setattr(
-                module, "restored_on_failure", lambda session, tables: contextlib.nullcontext()
+                module, "restored_on_failure", lambda *_: contextlib.nullcontext()
             )
         with failing_before(committing_op(dest)) as hits:
             assert outcome(dest.write("t", COLUMNS, replace=[batch])) == "task"

@@ -344,11 +344,12 @@ def test_history_batch_and_migrate_answer_clearly(dest: Destination) -> None:
 
 
 def test_configuration_form_tests_and_capabilities(dest: Destination) -> None:
+    from spark_destination.server.form import every_field
     from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
     from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 
     form = dest.stub.ConfigurationForm(common.ConfigurationFormRequest())
-    assert {f.name for f in form.fields} >= {"warehouse", "catalog", "spark_master"}
+    assert {f.name for f in every_field(form)} >= {"warehouse", "catalog", "spark_master"}
     for test in form.tests:
         response = dest.stub.Test(common.TestRequest(name=test.name, configuration={}))
         assert response.WhichOneof("response") == "success", (test.name, response)
