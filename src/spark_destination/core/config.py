@@ -377,7 +377,7 @@ class CatalogType(enum.StrEnum):
     HIVE = "hive"
 
 
-class TableLayout(enum.StrEnum):
+class LayoutStyle(enum.StrEnum):
     """How a table's rows are laid out in its data files (``docs/architecture.md``, "Lake-scale
     layout"): what lets a small batch's key filter skip most of a large table."""
 
@@ -608,10 +608,10 @@ class DestinationConfig:
         label="Maintain past N delete files",
         description="Maintain a table once it has this many live delete files (0: off).",
     )
-    table_layout: TableLayout = setting(
-        TableLayout.SORTED,
+    table_layout: LayoutStyle = setting(
+        LayoutStyle.SORTED,
         shown_when=ADVANCED,
-        parse=_choice(TableLayout),
+        parse=_choice(LayoutStyle),
         label="Table layout",
         description="How new tables keep a key's rows together: sorted (by the primary key, "
         "small row groups, bloom filters on the key; maintenance re-sorts), bucketed "
@@ -716,7 +716,7 @@ class DestinationConfig:
 class LayoutSettings:
     """The layout keys of one table (``DestinationConfig.layout_of``)."""
 
-    table_layout: TableLayout
+    table_layout: LayoutStyle
     row_group_size: str
     bucket_count: int
     format_version: FormatVersion

@@ -119,8 +119,10 @@ def plan_deferred_write(
     )
     if merged.noop_reason is not None:
         return merged
-    stage, *recorded, merge = merged.ops
-    assert isinstance(stage, StageBatchOp) and isinstance(merge, MergeBatchOp)
+    # Merge mode's plan, by kind: its staging, the records of changed values, its MERGE.
+    stage = next(op for op in merged.ops if isinstance(op, StageBatchOp))
+    merge = next(op for op in merged.ops if isinstance(op, MergeBatchOp))
+    recorded = [op for op in merged.ops if op is not stage and op is not merge]
     assert current is not None  # plan_write_batch refuses a missing table
     ops: list[Op] = [stage, *recorded]
     if existing_layout != pending_layout(current):

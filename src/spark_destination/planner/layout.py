@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Final, assert_never
 
-from spark_destination.core.config import LayoutSettings, TableLayout
+from spark_destination.core.config import LayoutSettings, LayoutStyle
 from spark_destination.core.model import FIVETRAN_ID, Column, DataType
 from spark_destination.planner import ir
 from spark_destination.planner.tables import FILTERABLE_KEY_TYPES
@@ -72,18 +72,18 @@ def table_layout(
     by_name = {c.name: c for c in columns}
     key_columns = [by_name[name] for name in key if name in by_name]
     match settings.table_layout:
-        case TableLayout.PLAIN:
+        case LayoutStyle.PLAIN:
             return ir.TableLayout(
                 format_version=version,
                 row_group_bytes=PLAIN_ROW_GROUP_BYTES,
                 read_open_file_bytes=READ_OPEN_FILE_BYTES,
             )
-        case TableLayout.SORTED | TableLayout.BUCKETED:
+        case LayoutStyle.SORTED | LayoutStyle.BUCKETED:
             row_group = settings.row_group_bytes
             # Sorted by name: a set of columns (the table's properties hold no order).
             bloom = tuple(sorted(c.name for c in key_columns if c.type in FILTERABLE_KEY_TYPES))
             bucketable = [c.name for c in key_columns if c.type in BUCKETABLE_TYPES]
-            bucketed = settings.table_layout is TableLayout.BUCKETED and bool(bucketable)
+            bucketed = settings.table_layout is LayoutStyle.BUCKETED and bool(bucketable)
             bucket = bucketable[0] if bucketed else None
             return ir.TableLayout(
                 format_version=version,

@@ -243,16 +243,16 @@ class Engine:
         self, configuration: Mapping[str, str], request: DescribeTableRequest
     ) -> Table | None:
         config = self.config(configuration)
-        target = target_of(request)
+        named = target_of(request)
         return self._executor(config).describe(
-            self._ref(config, target.schema, target.table)
+            self._ref(config, named.schema, named.table)
         )
 
     def apply(self, configuration: Mapping[str, str], request: TableChange) -> Result:
         """Plan a request that changes one table against the table as it is, and run it."""
         config = self.config(configuration)
-        target = target_of(request)
-        ref = self._ref(config, target.schema, target.table)
+        named = target_of(request)
+        ref = self._ref(config, named.schema, named.table)
         batch = None
         if isinstance(request, WriteBatchRequest | WriteHistoryBatchRequest):
             files = request.files
