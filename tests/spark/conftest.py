@@ -6,8 +6,9 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 (``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run, or is marked
 ``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
-``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
-from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog; a module parametrizes
+``SPARK_DESTINATION_CATALOG=hive`` runs the suite against a real Hive metastore (started from
+pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog (modules whose fixtures build
+requests without ``catalog_configuration`` do not follow it yet); a module parametrizes
 ``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
 """
 
