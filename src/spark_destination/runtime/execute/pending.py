@@ -50,7 +50,7 @@ from spark_destination.runtime.execute import commits, faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
-from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table, spark_table
+from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -244,11 +244,9 @@ def _counts(executor: Executor, stats: Statement) -> PendingCounts:
 
 def _iceberg(session: SparkSession, ref: TableRef) -> Any:
     """The Iceberg table behind ``ref``, refreshed (its latest metadata)."""
-    loaded = spark_table(session, ref)
-    if loaded is None:
+    table = commits.iceberg_table(session, ref)
+    if table is None:
         raise ExecutionError(f"table {ref.schema!r}.{ref.name!r} disappeared during a flush")
-    table = loaded.table()
-    table.refresh()
     return table
 
 
