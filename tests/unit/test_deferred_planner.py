@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from spark_destination.core.config import OFF, WriteMode, parse_config
+from spark_destination.core.config import WriteMode, parse_config
 from spark_destination.core.errors import ConfigurationError, InvalidRequestError
 from spark_destination.core.model import Column, DataType, FileParams, Table
+from spark_destination.core.parsers import OFF
 from spark_destination.core.requests import BatchFiles, WriteBatchRequest
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG

@@ -7,7 +7,7 @@ import enum
 from typing import Any
 
 from spark_destination.core import config
-from spark_destination.core.config import FormKind, setting
+from spark_destination.core.settings import FormKind, setting
 from spark_destination.server import form
 
 

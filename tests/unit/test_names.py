@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from spark_destination.cli.main import main as cli_main
-from spark_destination.core.config import warehouse_allowed
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, Table
 from spark_destination.core.names import path_problem
+from spark_destination.core.warehouses import warehouse_allowed
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import TableRef
 from spark_destination.planner.tables import table_ref, validate_columns

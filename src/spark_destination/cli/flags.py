@@ -12,14 +12,8 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.core.config import (
-    DestinationConfig,
-    InvalidValue,
-    OperatorConfig,
-    Setting,
-    operator_config,
-    settings_of,
-)
+from spark_destination.core.config import DestinationConfig, OperatorConfig, operator_config
+from spark_destination.core.settings import InvalidValue, Setting, settings_of
 
 if TYPE_CHECKING:
     from spark_destination.service.engine import Engine

@@ -21,276 +21,33 @@ test checks the README lists exactly these keys). Nothing else lists keys.
 
 ``OperatorConfig`` declares, the same way, what only the operator sets (flags and environment,
 never a request): the warehouse allow-list.
+
+Beside it, one job each: ``core.settings`` (what a declaration is, and parsing a settings
+dataclass from text), ``core.parsers`` (each key's text -> value parser), ``core.warehouses``
+(checking a request's warehouse against the operator's allow-list).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import os
-import posixpath
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
-from urllib.parse import unquote, urlsplit
+from typing import Any, Final
 
+from spark_destination.core import parsers
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.core.names import RESERVED_PREFIX, path_problem
-
-T = TypeVar("T")
-E = TypeVar("E", bound=enum.Enum)
-S = TypeVar("S")
-
-
-class InvalidValue(ValueError):  # noqa: N818 - raised by parsers, reported as ConfigurationError
-    """A parser's complaint about one value: what it must look like (the key is added)."""
-
-
-class FormKind(enum.Enum):
-    TEXT = enum.auto()
-    SECRET = enum.auto()  # a password field: Fivetran masks it; never shown in messages or reprs
-    DROPDOWN = enum.auto()  # one of ``choices``
-    TOGGLE = enum.auto()  # "true" / "false"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Setting(Generic[T]):
-    """What one configuration key is, besides its name, type and default (the field's)."""
-
-    label: str
-    description: str
-    parse: Callable[[str], T]  # stripped, non-empty text -> value; raises InvalidValue
-    kind: FormKind = FormKind.TEXT
-    choices: tuple[str, ...] = ()
-    placeholder: str | None = None
-    # Fixed when the JVM starts: a request asking for another value gets a task saying so.
-    new_jvm: bool = False
-    # The default as text (form default, flag help); None when the default is "unset".
-    default_text: str | None = None
-    # More flag names (without ``--``) that people already use, e.g. ``master``.
-    flag_aliases: tuple[str, ...] = ()
-    # Operator settings only: the environment variable read when no flag is given, and whether
-    # the flag may repeat (its values joined with commas).
-    env: str | None = None
-    repeatable: bool = False
-    # The form shows the field only when one of these ``(key, value)`` holds (the key's field
-    # has that value); empty: always.
-    shown_when: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def help(self) -> str:
-        fixed = " Fixed when the destination starts Spark." if self.new_jvm else ""
-        return self.description + fixed
-
-
-_SETTING: Final = "spark_destination.setting"
-
-
-def setting(
-    default: T,
-    *,
-    parse: Callable[[str], T],
-    label: str,
-    description: str,
-    kind: FormKind = FormKind.TEXT,
-    placeholder: str | None = None,
-    new_jvm: bool = False,
-    flag_aliases: tuple[str, ...] = (),
-    env: str | None = None,
-    repeatable: bool = False,
-    shown_when: tuple[tuple[str, str], ...] = (),
-) -> T:
-    """A dataclass field declaring one key (dropdown choices come from an enum default)."""
-    choices = tuple(str(e.value) for e in type(default)) if isinstance(default, enum.Enum) else ()
-    meta = Setting(
-        label=label,
-        description=description,
-        parse=parse,
-        kind=kind,
-        choices=choices,
-        placeholder=placeholder,
-        new_jvm=new_jvm,
-        default_text=_as_text(default),
-        flag_aliases=flag_aliases,
-        env=env,
-        repeatable=repeatable,
-        shown_when=shown_when,
-    )
-    return dataclasses.field(
-        default=default, repr=kind is not FormKind.SECRET, metadata={_SETTING: meta}
-    )
-
-
-def _as_text(value: object) -> str | None:
-    if value is None or value == "" or value == ():
-        return None
-    return str(value.value) if isinstance(value, enum.Enum) else str(value)
-
-
-def settings_of(model: type[Any]) -> Iterator[tuple[str, Setting[Any]]]:
-    """``(key, Setting)`` of every field of a settings dataclass, in declaration order."""
-    for item in dataclasses.fields(model):
-        yield item.name, item.metadata[_SETTING]
-
-
-# --- Parsers (text -> value) ----------------------------------------------------------------
-
-# A catalog name goes into Spark conf keys and SQL: a plain identifier only.
-_CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Spark's byte-size syntax (JavaUtils.byteStringAs); a bare number is MiB for driver memory.
-_MEMORY = re.compile(r"(\d+)\s*([kmgtp]?)b?", re.IGNORECASE)
-_MEMORY_SHIFT: Final = {"": 20, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
-# A warehouse location with a scheme (``file://``, ``s3a://``) rather than a local path.
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-# The master URL forms Spark accepts (SparkContext.createTaskScheduler): anything else fails
-# deep inside JVM start-up, or, on a running session, reads as "needs a restart".
-_MASTER = re.compile(
-    r"(local(\[(\*|[0-9]+)(,[0-9]+)?\])?"
-    r"|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
-    r"|spark://[^\s/,]+:[0-9]+(,[^\s/,]+:[0-9]+)*"
-    r"|yarn"
-    r"|k8s://\S+"
-    r"|mesos://\S+)"
+from spark_destination.core.names import RESERVED_PREFIX
+from spark_destination.core.parsers import OFF
+from spark_destination.core.settings import (
+    FormKind,
+    InvalidValue,
+    parse_settings,
+    setting,
+    settings_of,
 )
-_COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.+-]+$")
-
-
-def check_catalog_name(name: str) -> str:
-    """``name``, if it is a plain identifier (letters, digits, underscores)."""
-    try:
-        return _catalog_name(name)
-    except InvalidValue as exc:
-        raise ConfigurationError(f"catalog name {exc}") from None
-
-
-def memory_bytes(size: str) -> int:
-    """Spark's memory syntax (``512m``, ``2g``, ``2048`` = MiB) in bytes."""
-    match = _MEMORY.fullmatch(size.strip())
-    if not match:
-        raise ConfigurationError(f"driver memory {size!r} must look like '2g' or '512m'")
-    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
-
-
-def is_uri(location: str) -> bool:
-    return _URI.match(location) is not None
-
-
-def _text(text: str) -> str:
-    return text
-
-
-def _yes_no(text: str) -> bool:
-    """A toggle: Fivetran sends ``true`` / ``false``."""
-    lowered = text.lower()
-    if lowered not in ("true", "false"):
-        raise InvalidValue(f"{text!r} must be true or false")
-    return lowered == "true"
-
-
-def _catalog_name(text: str) -> str:
-    if not _CATALOG_NAME.fullmatch(text):
-        raise InvalidValue(f"{text!r} must be a plain name (letters, digits, underscores)")
-    return text
-
-
-def _memory(text: str) -> str:
-    if not _MEMORY.fullmatch(text):
-        raise InvalidValue(f"{text!r} must look like '2g' or '512m'")
-    return text
-
-
-# Below this a row group's own overhead (footer entry, pages, bloom filter) outweighs its data.
-MIN_ROW_GROUP_BYTES: Final = 64 << 10
-
-
-def _size_bytes(text: str) -> int:
-    match = _MEMORY.fullmatch(text)
-    if not match:
-        raise InvalidValue(f"{text!r} must look like '1m' or '512k'")
-    return int(match.group(1)) << _MEMORY_SHIFT[match.group(2).lower()]
-
-
-def _row_group_size(text: str) -> str:
-    if _size_bytes(text) < MIN_ROW_GROUP_BYTES:
-        raise InvalidValue(f"{text!r} must be at least 64k")
-    return text
-
-
-def _master(text: str) -> str:
-    if not _MASTER.fullmatch(text):
-        raise InvalidValue(
-            f"{text!r} is not a Spark master URL (local[*], local[N], spark://host:port, yarn, "
-            "k8s://…)"
-        )
-    return text
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        if not text.isdigit() or int(text) < minimum:
-            raise InvalidValue(f"{text!r} must be a whole number >= {minimum}")
-        return int(text)
-
-    return parse
-
-
-def _count_or_off(minimum: int) -> Callable[[str], int]:
-    """A whole number >= ``minimum``, or ``-1`` (off)."""
-    whole = _count(minimum)
-
-    def parse(text: str) -> int:
-        if text == str(OFF):
-            return OFF
-        try:
-            return whole(text)
-        except InvalidValue:
-            message = f"{text!r} must be a whole number >= {minimum}, or {OFF} (off)"
-            raise InvalidValue(message) from None
-
-    return parse
-
-
-def _reserved_prefix(text: str) -> str:
-    """A name prefix inside the destination's reserved space: no Fivetran table can start with
-    it, so no name made with it can be one Fivetran creates."""
-    if not text.startswith(RESERVED_PREFIX) or len(text) == len(RESERVED_PREFIX):
-        raise InvalidValue(
-            f"{text!r} must start with {RESERVED_PREFIX!r} and go on (a name Fivetran never "
-            "gives a table)"
-        )
-    problem = path_problem(text)
-    if problem is not None:
-        raise InvalidValue(f"{text!r} {problem}")
-    return text
-
-
-def _choice(kind: type[E]) -> Callable[[str], E]:
-    def parse(text: str) -> E:
-        for member in kind:
-            if str(member.value) == text.lower():
-                return member
-        choices = ", ".join(str(member.value) for member in kind)
-        raise InvalidValue(f"{text!r} must be one of: {choices}")
-
-    return parse
-
-
-def parse_spark_conf(text: str) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for item in re.split(r"[;\n]", text):
-        item = item.strip()
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key.startswith("spark."):
-            # Only the key is quoted: values may be credentials (object-store keys).
-            raise InvalidValue(
-                f"entry {key or '(empty)'!r} must look like 'spark.some.setting=value'"
-            )
-        pairs.append((key, value))
-    return tuple(pairs)
+from spark_destination.core.warehouses import ALLOWED_WAREHOUSES_ENV
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,20 +86,6 @@ def parse_table_overrides(text: str) -> tuple[TableOverride, ...]:
     return tuple(overrides)
 
 
-def _packages(text: str) -> tuple[str, ...]:
-    packages = tuple(p.strip() for p in text.split(",") if p.strip())
-    for package in packages:
-        if not _COORDINATE.match(package):
-            raise InvalidValue(
-                f"entry {package!r} must be a Maven coordinate 'group:artifact:version'"
-            )
-    return packages
-
-
-def _locations(text: str) -> tuple[str, ...]:
-    return tuple(w.strip() for w in text.split(",") if w.strip())
-
-
 # --- The keys --------------------------------------------------------------------------------
 
 
@@ -364,11 +107,6 @@ class WriteMode(enum.StrEnum):
     MERGE = "merge"
     # Append to the table's intermediate table; merge flushes fold the pending batches in later.
     DEFERRED = "deferred"
-
-
-# The value of a numeric key that turns its feature off (``merge_interval_ms``,
-# ``merge_records_threshold``: ``_count_or_off``).
-OFF: Final = -1
 
 
 class CatalogType(enum.StrEnum):
@@ -416,17 +154,6 @@ class BadValuePolicy(enum.StrEnum):
     NULL = "null"
 
 
-def _reserved_table_name(text: str) -> str:
-    """A name for one of the destination's own tables: in the reserved space (so it never
-    collides with a Fivetran table) and one plain path component."""
-    if not text.startswith(RESERVED_PREFIX):
-        raise InvalidValue(f"{text!r} must start with {RESERVED_PREFIX!r}")
-    problem = path_problem(text)
-    if problem is not None:
-        raise InvalidValue(f"{text!r} {problem}")
-    return text
-
-
 # The keys whose values decide which other fields the form shows (``Setting.shown_when``).
 CATALOG_TYPE: Final = "catalog_type"
 WRITE_MODE: Final = "write_mode"
@@ -440,7 +167,7 @@ class DestinationConfig:
 
     warehouse: str = setting(
         "./warehouse",
-        parse=_text,
+        parse=parsers.text,
         label="Iceberg warehouse location",
         description="Path or URI of the Iceberg warehouse (Hadoop catalog) that holds the "
         "tables. Every Spark executor must be able to reach it.",
@@ -449,7 +176,7 @@ class DestinationConfig:
     catalog: str = setting(
         "lake",
         shown_when=ADVANCED,
-        parse=_catalog_name,
+        parse=parsers.catalog_name,
         label="Catalog name",
         description="Name of the Iceberg catalog in Spark SQL (letters, digits, underscores).",
         placeholder="lake",
@@ -457,7 +184,7 @@ class DestinationConfig:
     spark_master: str = setting(
         "local[*]",
         shown_when=ADVANCED,
-        parse=_master,
+        parse=parsers.master_url,
         label="Spark master URL",
         description="Where Spark runs: local[*] runs it inside the destination.",
         placeholder="local[*] or spark://host:7077",
@@ -467,7 +194,7 @@ class DestinationConfig:
     driver_memory: str = setting(
         "2g",
         shown_when=ADVANCED,
-        parse=_memory,
+        parse=parsers.memory,
         label="Spark driver memory",
         description="Memory of the Spark driver, e.g. 2g or 512m.",
         placeholder="2g",
@@ -476,7 +203,7 @@ class DestinationConfig:
     jar_source: JarSource = setting(
         JarSource.BUNDLED,
         shown_when=ADVANCED,
-        parse=_choice(JarSource),
+        parse=parsers.choice(JarSource),
         label="Iceberg runtime jar",
         description="bundled: the Iceberg runtime shipped with the destination (works "
         "offline). maven: resolved from Maven when Spark starts.",
@@ -486,7 +213,7 @@ class DestinationConfig:
     spark_conf: tuple[tuple[str, str], ...] = setting(
         (),
         shown_when=ADVANCED,
-        parse=parse_spark_conf,
+        parse=parsers.spark_conf,
         label="Extra Spark settings",
         description="spark.* settings as key=value pairs separated by ';' or new lines, e.g. "
         "spark.executor.memory=4g. Runtime SQL settings apply to the request's own session; "
@@ -496,7 +223,7 @@ class DestinationConfig:
     batch_file_format: BatchFileFormat = setting(
         BatchFileFormat.CSV,
         shown_when=ADVANCED,
-        parse=_choice(BatchFileFormat),
+        parse=parsers.choice(BatchFileFormat),
         label="Batch file format",
         description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
         "Capabilities from the destination's start-up default).",
@@ -504,7 +231,7 @@ class DestinationConfig:
     )
     write_mode: WriteMode = setting(
         WriteMode.MERGE,
-        parse=_choice(WriteMode),
+        parse=parsers.choice(WriteMode),
         label="Write mode",
         description="merge: each WriteBatch merges into its table at once. deferred: each "
         "WriteBatch appends to the table's intermediate table without reading the table, and "
@@ -516,7 +243,7 @@ class DestinationConfig:
     merge_interval_ms: int = setting(
         60_000,
         shown_when=((WRITE_MODE, "deferred"),),
-        parse=_count_or_off(1),
+        parse=parsers.count_or_off(1),
         label="Merge interval (ms)",
         description="deferred mode: a table's pending batches are merged at most this long after "
         "the first of them was appended (-1: no timer).",
@@ -524,7 +251,7 @@ class DestinationConfig:
     merge_records_threshold: int = setting(
         OFF,
         shown_when=((WRITE_MODE, "deferred"),),
-        parse=_count_or_off(1),
+        parse=parsers.count_or_off(1),
         label="Merge records threshold",
         description="deferred mode: merge a table as soon as it has this many pending rows "
         "(-1: off).",
@@ -532,7 +259,7 @@ class DestinationConfig:
     intermediate_table_prefix: str = setting(
         RESERVED_PREFIX + "pending_",
         shown_when=((WRITE_MODE, "deferred"),),
-        parse=_reserved_prefix,
+        parse=parsers.reserved_prefix,
         label="Intermediate table prefix",
         description="deferred mode: a table's pending batches are kept in the table of this "
         f"name plus the table's name, in the same schema; it must start with {RESERVED_PREFIX} "
@@ -541,7 +268,7 @@ class DestinationConfig:
     executor_memory: str = setting(
         "",
         shown_when=ADVANCED,
-        parse=_memory,
+        parse=parsers.memory,
         label="Executor memory",
         description="spark.executor.memory on a cluster, e.g. 4g.",
         placeholder="4g",
@@ -550,7 +277,7 @@ class DestinationConfig:
     executor_cores: int | None = setting(
         None,
         shown_when=ADVANCED,
-        parse=_count(1),
+        parse=parsers.count(1),
         label="Executor cores",
         description="spark.executor.cores on a cluster.",
         placeholder="2",
@@ -558,7 +285,7 @@ class DestinationConfig:
     )
     catalog_type: CatalogType = setting(
         CatalogType.HADOOP,
-        parse=_choice(CatalogType),
+        parse=parsers.choice(CatalogType),
         label="Catalog type",
         description="hadoop: metadata in the warehouse folder; rest: an Iceberg REST catalog "
         "(Polaris, Unity Catalog, Nessie, Glue; needs Iceberg jar source maven); hive: a Hive "
@@ -568,7 +295,7 @@ class DestinationConfig:
     catalog_uri: str = setting(
         "",
         shown_when=((CATALOG_TYPE, "rest"), (CATALOG_TYPE, "hive")),
-        parse=_text,
+        parse=parsers.text,
         label="Catalog URI",
         description="REST: the service's base URL; Hive: the metastore URI.",
         placeholder="https://catalog.example.com/api or thrift://metastore:9083",
@@ -576,7 +303,7 @@ class DestinationConfig:
     catalog_credential: str = setting(
         "",
         shown_when=((CATALOG_TYPE, "rest"),),
-        parse=_text,
+        parse=parsers.text,
         label="Catalog credential",
         description="REST: OAuth2 client credential 'client_id:client_secret'.",
         kind=FormKind.SECRET,
@@ -584,7 +311,7 @@ class DestinationConfig:
     extra_packages: tuple[str, ...] = setting(
         (),
         shown_when=ADVANCED,
-        parse=_packages,
+        parse=parsers.packages,
         label="Extra packages",
         description="Maven coordinates added to spark.jars.packages, comma-separated "
         "(object-store file systems, the Iceberg AWS bundle…).",
@@ -596,7 +323,7 @@ class DestinationConfig:
         # reads and MERGEs slow down; with a layout, a run rewrites only what batches added.
         100,
         shown_when=ADVANCED,
-        parse=_count(0),
+        parse=parsers.count(0),
         label="Maintain every N commits",
         description="Compact files and expire snapshots of a table after this many committed "
         "requests to it, between requests (0: off).",
@@ -604,14 +331,14 @@ class DestinationConfig:
     maintenance_delete_files: int = setting(
         0,
         shown_when=ADVANCED,
-        parse=_count(0),
+        parse=parsers.count(0),
         label="Maintain past N delete files",
         description="Maintain a table once it has this many live delete files (0: off).",
     )
     table_layout: LayoutStyle = setting(
         LayoutStyle.SORTED,
         shown_when=ADVANCED,
-        parse=_choice(LayoutStyle),
+        parse=parsers.choice(LayoutStyle),
         label="Table layout",
         description="How new tables keep a key's rows together: sorted (by the primary key, "
         "small row groups, bloom filters on the key; maintenance re-sorts), bucketed "
@@ -622,7 +349,7 @@ class DestinationConfig:
     row_group_size: str = setting(
         "1m",
         shown_when=ADVANCED,
-        parse=_row_group_size,
+        parse=parsers.row_group_size,
         label="Parquet row-group size",
         description="Target size of a Parquet row group in sorted and bucketed tables (e.g. "
         "1m, 512k): the unit a small batch's key filter skips. Plain tables keep 4m.",
@@ -631,7 +358,7 @@ class DestinationConfig:
     bucket_count: int = setting(
         64,
         shown_when=ADVANCED,
-        parse=_count(2),
+        parse=parsers.count(2),
         label="Buckets (bucketed layout)",
         description="N of bucket(N, key) for tables with the bucketed layout.",
         placeholder="64",
@@ -639,7 +366,7 @@ class DestinationConfig:
     format_version: FormatVersion = setting(
         FormatVersion.V2,
         shown_when=ADVANCED,
-        parse=_choice(FormatVersion),
+        parse=parsers.choice(FormatVersion),
         label="Iceberg format version",
         description="2, or 3 (deletion vectors instead of position-delete files; not every "
         "reader reads v3 tables yet). An existing v2 table is upgraded at its next "
@@ -659,13 +386,13 @@ class DestinationConfig:
     snapshot_retention_hours: int = setting(
         168,  # 7 days
         shown_when=ADVANCED,
-        parse=_count(0),
+        parse=parsers.count(0),
         label="Snapshot retention (hours)",
         description="Maintenance expires snapshots older than this.",
     )
     bad_value_policy: BadValuePolicy = setting(
         BadValuePolicy.FAIL,
-        parse=_choice(BadValuePolicy),
+        parse=parsers.choice(BadValuePolicy),
         label="Bad values",
         description="fail: a non-key value its column cannot hold fails the sync and the "
         "table stays as it was. null: the value is written as NULL, the row is kept, the "
@@ -676,7 +403,7 @@ class DestinationConfig:
     changes_table: str = setting(
         "__sd_changes",
         shown_when=((BAD_VALUE_POLICY, "null"),),
-        parse=_reserved_table_name,
+        parse=parsers.reserved_table_name,
         label="Changes table",
         description="Table of each schema that records the values bad_value_policy null "
         "changed (table, column, NULLED or TRUNCATED, reason, batch file, row, primary key); "
@@ -687,7 +414,7 @@ class DestinationConfig:
     # Last: the form shows the advanced settings after it.
     advanced_settings: bool = setting(
         False,
-        parse=_yes_no,
+        parse=parsers.yes_no,
         label="Show advanced settings",
         description="Spark, catalog name, batch files, maintenance and table layout settings; "
         "their defaults suit a first sync.",
@@ -723,15 +450,11 @@ class LayoutSettings:
 
     @property
     def row_group_bytes(self) -> int:
-        return _size_bytes(self.row_group_size)
+        return parsers.size_bytes(self.row_group_size)
 
 
 # The keys a table override may set: ``LayoutSettings``' fields, parsed as the keys are.
 LAYOUT_KEYS: Final = tuple(f.name for f in dataclasses.fields(LayoutSettings))
-
-
-# The operator's allow-list, when not given as ``--allowed-warehouses``: comma-separated.
-ALLOWED_WAREHOUSES_ENV: Final = "SPARK_DESTINATION_ALLOWED_WAREHOUSES"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -740,7 +463,7 @@ class OperatorConfig:
 
     allowed_warehouses: tuple[str, ...] = setting(
         (),
-        parse=_locations,
+        parse=parsers.locations,
         label="Allowed warehouses",
         description="A warehouse path or URI requests may use, with everything inside it; "
         "repeatable or comma-separated (unset: any).",
@@ -748,20 +471,6 @@ class OperatorConfig:
         env=ALLOWED_WAREHOUSES_ENV,
         repeatable=True,
     )
-
-
-def parse_settings(model: type[S], texts: Mapping[str, str]) -> S:
-    """``model`` from text values by key; empty values take the declared defaults."""
-    values: dict[str, Any] = {}
-    for key, meta in settings_of(model):
-        text = texts.get(key, "").strip()
-        if not text:
-            continue
-        try:
-            values[key] = meta.parse(text)
-        except InvalidValue as exc:
-            raise ConfigurationError(f"{key} {exc}") from None
-    return model(**values)
 
 
 def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:
@@ -786,48 +495,3 @@ def operator_config(flags: Mapping[str, str], environ: Mapping[str, str]) -> Ope
         for key, meta in settings_of(OperatorConfig)
     }
     return parse_settings(OperatorConfig, texts)
-
-
-# --- Which warehouses a request may name (the operator's allow-list) ------------------------
-
-
-def _normalized(location: str) -> tuple[str, str]:
-    """``(scheme, path)`` with the path made absolute and free of ``.``/``..`` segments and
-    symbolic links (local paths and ``file:`` URIs) or normalised lexically (other URIs, whose
-    authority stays part of the scheme)."""
-    text = location.strip()
-    if is_uri(text):
-        parsed = urlsplit(text)
-        scheme = parsed.scheme.lower()
-        if scheme != "file":
-            path = posixpath.normpath("/" + unquote(parsed.path).lstrip("/"))
-            return f"{scheme}://{parsed.netloc.lower()}", path
-        text = unquote(parsed.path)
-    return "", os.path.realpath(os.path.abspath(os.path.expanduser(text)))
-
-
-def warehouse_allowed(warehouse: str, allowed: tuple[str, ...]) -> bool:
-    """``warehouse`` is one of the ``allowed`` roots or inside one (an empty list allows all).
-
-    Local paths compare after resolving symbolic links, so a link inside an allowed root that
-    points elsewhere does not lead out of it; ``..`` never does.
-    """
-    if not allowed:
-        return True
-    scheme, path = _normalized(warehouse)
-    for root in allowed:
-        root_scheme, root_path = _normalized(root)
-        if scheme == root_scheme and (
-            path == root_path or path.startswith(root_path.rstrip("/") + "/")
-        ):
-            return True
-    return False
-
-
-def check_warehouse_allowed(warehouse: str, allowed: tuple[str, ...]) -> None:
-    if not warehouse_allowed(warehouse, allowed):
-        raise ConfigurationError(
-            f"warehouse {warehouse!r} is not one this server allows: its operator limits "
-            f"requests to a list of warehouse locations (serve --allowed-warehouses, "
-            f"{ALLOWED_WAREHOUSES_ENV}); choose a warehouse inside one of them"
-        )

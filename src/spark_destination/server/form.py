@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, assert_never
 
-from spark_destination.core.config import DestinationConfig, FormKind, Setting, settings_of
+from spark_destination.core.config import DestinationConfig
+from spark_destination.core.settings import FormKind, Setting, settings_of
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 
 

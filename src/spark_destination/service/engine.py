@@ -23,7 +23,6 @@ from spark_destination.core.config import (
     CatalogType,
     DestinationConfig,
     WriteMode,
-    check_warehouse_allowed,
     parse_config,
 )
 from spark_destination.core.errors import (
@@ -41,6 +40,7 @@ from spark_destination.core.requests import (
     WriteHistoryBatchRequest,
     target_of,
 )
+from spark_destination.core.warehouses import check_warehouse_allowed
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
@@ -244,9 +244,7 @@ class Engine:
     ) -> Table | None:
         config = self.config(configuration)
         named = target_of(request)
-        return self._executor(config).describe(
-            self._ref(config, named.schema, named.table)
-        )
+        return self._executor(config).describe(self._ref(config, named.schema, named.table))
 
     def apply(self, configuration: Mapping[str, str], request: TableChange) -> Result:
         """Plan a request that changes one table against the table as it is, and run it."""

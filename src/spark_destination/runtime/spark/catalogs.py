@@ -19,8 +19,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from spark_destination.core.config import CatalogType, check_catalog_name, is_uri
+from spark_destination.core.config import CatalogType
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.core.parsers import check_catalog_name, is_uri
 
 ICEBERG_CATALOG_CLASS: Final = "org.apache.iceberg.spark.SparkCatalog"
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from spark_destination.core.config import CatalogType, DestinationConfig, JarSource, memory_bytes
+from spark_destination.core.config import CatalogType, DestinationConfig, JarSource
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.core.parsers import memory_bytes
 from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.catalogs import CatalogSpec, is_managed_key
 from spark_destination.runtime.spark.jars import (
@@ -125,8 +126,6 @@ class SparkSettings:
 
 
 # --- Validation helpers --------------------------------------------------------------------
-
-
 
 
 def _jar_source(value: JarSource | str) -> JarSource:
@@ -358,8 +357,10 @@ def register_catalog(
     Spark loads a catalog once per name and caches it, so changing its settings later would
     be ignored and writes would go to the old catalog.
     """
-    spec = catalog if isinstance(catalog, CatalogSpec) else CatalogSpec(
-        name=catalog, warehouse=warehouse
+    spec = (
+        catalog
+        if isinstance(catalog, CatalogSpec)
+        else CatalogSpec(name=catalog, warehouse=warehouse)
     )
     entries = spec.conf()
     class_key = spec.prefix
