@@ -68,20 +68,20 @@ from spark_destination.dialects.quoting import qualified, string_literal
 from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import MergeBatchOp, MergeHistoryOp, Plan, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.replay.batch_writer import (
+    new_key,
+    write_batch_file,
+    write_parquet_batch_file,
+)
 from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.staging import Stager, decode_spec
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import decode_file
 from spark_destination.runtime.execute.executor import DISTRIBUTION_MODE_CONF, Executor
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import (
-    new_key,
-    write_batch_file,
-    write_parquet_batch_file,
-)
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 PARAMS = FileParams(null_string=NULL, unmodified_string=UNMOD)

@@ -1,9 +1,9 @@
 """Benchmark: the same writes on the Hadoop catalog and on a real Hive metastore, in one run.
 
-Starts a Hive metastore from pyspark's jars (``tester.metastore``) and one warm Spark session,
-then, for each catalog (order alternated per round, after a warm-up on both): an N-row upsert
-WriteBatch into an N-row table, and small syncs (100 upserts of random existing keys, 20
-deletes) on that table. Prints each figure's median and the ratio Hive ÷ Hadoop; asserts
+Starts a Hive metastore from pyspark's jars (``local_services.metastore``) and one warm Spark
+session, then, for each catalog (order alternated per round, after a warm-up on both): an
+N-row upsert WriteBatch into an N-row table, and small syncs (100 upserts of random existing
+keys, 20 deletes) on that table. Prints each figure's median and the ratio Hive ÷ Hadoop; asserts
 nothing. Also times the setup test (``probe_catalog``) on each.
 
 Usage:
@@ -30,10 +30,10 @@ from spark_destination.core.model import (
     Table,
 )
 from spark_destination.core.requests import BatchFiles, CreateTableRequest, WriteBatchRequest
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.local_services.metastore import destination_configuration, hive_metastore
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.spark.session import SparkSettings, build_session
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
-from spark_destination.tester.metastore import destination_configuration, hive_metastore
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from write_batch import create, request, rows, write_file
 
+from spark_destination.local_services.cluster import standalone_cluster
+from spark_destination.local_services.server_process import LOOPBACK, start_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester.cluster import standalone_cluster
-from spark_destination.tester.server_process import LOOPBACK, start_server
 
 
 def _write(stub: pb_grpc.DestinationConnectorStub, table: str, file: tuple[str, bytes]) -> float:

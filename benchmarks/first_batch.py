@@ -39,12 +39,12 @@ from spark_destination.core.requests import BatchFiles, CreateTableRequest, Writ
 from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.warm_up import WARM
+from spark_destination.local_services.server_process import start_server
 from spark_destination.planner.ir import MergeBatchOp, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
 from spark_destination.runtime.batch.staging import Stager
 from spark_destination.runtime.execute.executor import Executor
-from spark_destination.service.warm_up import WARM
-from spark_destination.tester.server_process import start_server
 
 
 def write_files(folder: Path, n: int) -> tuple[bench.Files, str, str]:

@@ -18,12 +18,12 @@ from pathlib import Path
 import grpc
 
 from spark_destination.core.model import Column, DataType, DecimalParams, Table
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.server.app import create_server
 from spark_destination.server.mapping import table_to_proto
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 TMAX = "9999-12-31T23:59:59.999Z"

@@ -29,16 +29,16 @@ from write_batch import HEADER, PARAMS, TABLE, create, rows
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render
+from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.planner.ir import TableHealthOp, TableRef
 from spark_destination.planner.maintenance import MaintenancePolicy
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import table_health
 from spark_destination.server.app import create_server
 from spark_destination.server.mapping import table_to_proto
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 UNMOD = PARAMS.unmodified_string
 

@@ -42,10 +42,10 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.service.warm_up import WARM
-from spark_destination.tester.client import connect
-from spark_destination.tester.server_process import start_server
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.engine.warm_up import WARM
+from spark_destination.local_services.server_process import start_server
+from spark_destination.replay.client import connect
 
 STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
 

@@ -17,12 +17,12 @@ import grpc
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, DataType, FileParams, Table
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.server.app import create_server
 from spark_destination.server.mapping import table_to_proto
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 PARAMS = FileParams(null_string=NULL, unmodified_string=UNMOD)

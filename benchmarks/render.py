@@ -80,9 +80,9 @@ def _bench_merge() -> MergeBatchOp:
 def _golden_cases() -> dict[str, Callable[[str], object]]:
     """Every golden case as a function of the dialect name (what its golden file renders)."""
     from spark_destination.dialects.render import render, render_plan
+    from spark_destination.engine.preview import plan_for
+    from spark_destination.engine.request_json import parse_request
     from spark_destination.planner.maintenance import plan_maintenance
-    from spark_destination.service.preview import plan_for
-    from spark_destination.service.request_json import parse_request
     from tests.sql import (
         test_golden_alter_sql,
         test_golden_history_sql,

@@ -45,8 +45,8 @@ from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, Table
 from spark_destination.core.requests import CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified, string_literal
+from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
-from spark_destination.service.engine import Engine
 
 # One bijection of row numbers onto keys: i * A mod M (M prime, A a primitive root), so a
 # random-key table's keys are distinct, spread over [0, M) and computable on both sides.

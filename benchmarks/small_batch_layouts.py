@@ -36,7 +36,7 @@ from pyspark.sql import functions as F  # noqa: N812 - PySpark's usual alias
 
 from spark_destination.core.config import parse_config
 from spark_destination.dialects.quoting import qualified, string_literal
-from spark_destination.service.engine import Engine, SessionProvider
+from spark_destination.engine.engine import Engine, SessionProvider
 
 GENERATE = """SELECT {key} AS id, CAST(id % 1000 AS INT) qty,
  CAST(id % 100000 / 7 AS DECIMAL(18,4)) price, rand() score,

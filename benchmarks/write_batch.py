@@ -26,15 +26,15 @@ from spark_destination.core.requests import BatchFiles, WriteBatchRequest
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.planner.ir import MergeBatchOp, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.batch.staging import Stager
 from spark_destination.server.app import create_server
 from spark_destination.server.mapping import table_to_proto
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
 PARAMS = FileParams(null_string=NULL, unmodified_string=UNMOD)
@@ -143,7 +143,7 @@ def main() -> None:
 
         create(stub, "bench", "big")
         steps = _StepTimes()
-        engine_log = logging.getLogger("spark_destination.service.engine")
+        engine_log = logging.getLogger("spark_destination.engine.engine")
         engine_log.addHandler(steps)
         engine_log.setLevel(logging.INFO)
         steps.enabled = True

@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-exec .venv/bin/python -m spark_destination.tester.metastore "$@"
+exec .venv/bin/python -m spark_destination.local_services.metastore "$@"

@@ -131,7 +131,7 @@ def wait_for_grpc(port: int, started: float) -> float:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     import grpc
 
-    from spark_destination.tester.client import connect
+    from spark_destination.replay.client import connect
 
     client = connect(f"127.0.0.1:{port}", timeout=2)
     try:

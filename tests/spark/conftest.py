@@ -7,9 +7,10 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 ``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
 ``SPARK_DESTINATION_CATALOG=hive`` runs the suite against a real Hive metastore (started from
-pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog (modules whose fixtures build
-requests without ``catalog_configuration`` do not follow it yet); a module parametrizes
-``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
+pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog (modules whose
+fixtures build requests without ``catalog_configuration`` do not follow it yet); a module
+parametrizes ``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on
+every run.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ import grpc
 import pytest
 
 from spark_destination.core.config import CatalogType, parse_config
-from spark_destination.runtime.spark.catalogs import CatalogSpec
-from spark_destination.runtime.spark.session import SparkSettings, build_session, register_catalog
-from spark_destination.server.app import create_server
-from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.metastore import (
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.local_services.metastore import (
     Metastore,
     destination_configuration,
     hive_metastore,
 )
+from spark_destination.runtime.spark.catalogs import CatalogSpec
+from spark_destination.runtime.spark.session import SparkSettings, build_session, register_catalog
+from spark_destination.server.app import create_server
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.support.destination import Destination, Lake, mode_configuration
 
 if TYPE_CHECKING:

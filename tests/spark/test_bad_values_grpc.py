@@ -20,12 +20,12 @@ import pyarrow as pa
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.engine import deferred as deferred_module
+from spark_destination.engine import engine as engine_module
+from spark_destination.replay.batch_writer import new_key, write_parquet_table
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.service import deferred as deferred_module
-from spark_destination.service import engine as engine_module
-from spark_destination.tester.batch_writer import new_key, write_parquet_table
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
 pytestmark = [pytest.mark.spark, pytest.mark.write_mode]

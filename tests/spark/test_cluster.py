@@ -16,12 +16,17 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from spark_destination.local_services.cluster import (
+    LOOPBACK,
+    Cluster,
+    alive_workers,
+    standalone_cluster,
+)
+from spark_destination.local_services.server_process import server_process
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester.cluster import LOOPBACK, Cluster, alive_workers, standalone_cluster
-from spark_destination.tester.server_process import server_process
 from tests.spark.test_history_grpc import (
     ACTIVE,
     END,

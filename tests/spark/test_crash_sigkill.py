@@ -22,9 +22,9 @@ import grpc
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.local_services.server_process import ServerProcess, start_server
 from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
-from spark_destination.tester.server_process import ServerProcess, start_server
 from tests.support.destination import Destination, column
 from tests.support.kill_at import ARMED, KILL_AT, KILL_JVM_AT
 

@@ -27,11 +27,11 @@ import grpc
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.local_services.server_process import ServerProcess, start_server
 from spark_destination.runtime.execute import faults
-from spark_destination.runtime.execute.pending import MARKER_PROPERTY
+from spark_destination.runtime.execute.deferred import MARKER_PROPERTY
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester.server_process import ServerProcess, start_server
 from tests.support.destination import NULL, UNMOD, Destination, column, mode_configuration
 from tests.support.kill_at import KILL_AT
 

@@ -56,9 +56,9 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
 )
 from spark_destination.dialects.quoting import qualified
+from spark_destination.engine.engine import Engine
+from spark_destination.replay.batch_writer import write_batch_file
 from spark_destination.runtime.execute import faults
-from spark_destination.service.engine import Engine
-from spark_destination.tester.batch_writer import write_batch_file
 from tests.support.destination import NULL, UNMOD, Lake, mode_configuration
 
 pytestmark = pytest.mark.spark
@@ -329,7 +329,7 @@ def _killed_before_the_clean_up(table: str) -> Iterator[None]:
     """As a SIGKILL between the MERGE's commit and the clean-up leaves it: nothing restored."""
     with (
         mock.patch(
-            "spark_destination.runtime.execute.pending.restored_on_failure",
+            "spark_destination.runtime.execute.deferred.restored_on_failure",
             lambda *_: contextlib.nullcontext(),
         ),
         faults.inject("before 1:ClearPendingOp", table=table),

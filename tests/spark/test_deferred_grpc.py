@@ -22,13 +22,13 @@ from spark_destination.core.config import parse_config
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.planner.deferred import plan_flush
 from spark_destination.planner.ir import HIGH_MARKER, FlushPendingOp, TableRef
 from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.service.engine import Engine, SessionProvider
 from tests.spark.test_history_grpc import history_columns, write_history
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column, mode_configuration
 
@@ -348,7 +348,7 @@ def test_an_interrupted_flush_whose_merge_committed_is_finished_not_repeated(
         # As a kill between the MERGE's commit and the clean-up leaves it: nothing restored.
         with (
             mock.patch(
-                "spark_destination.runtime.execute.pending.restored_on_failure",
+                "spark_destination.runtime.execute.deferred.restored_on_failure",
                 lambda *_: contextlib.nullcontext(),
             ),
             faults.inject("before 1:ClearPendingOp", table="t") as hits,
@@ -447,7 +447,7 @@ def test_the_threshold_flushes_after_the_request_that_reaches_it(
     ok(driver.write("t", COLUMNS, replace=[driver.write_file(HEADER, two)]))
     engine.wait_for_flushes()
     assert rows(lake, driver.schema) == []  # 2 rows pending: below the threshold
-    with caplog.at_level(logging.INFO, logger="spark_destination.service.deferred"):
+    with caplog.at_level(logging.INFO, logger="spark_destination.engine.deferred"):
         third = [["3", "c", "3", SYNC1, "false"]]
         ok(driver.write("t", COLUMNS, replace=[driver.write_file(HEADER, third)]))
         wait_until(lambda: len(rows(lake, driver.schema)) == 3)
@@ -468,7 +468,7 @@ def test_a_graceful_stop_flushes_and_logs_whats_pending(
         process = _fresh_engine(spark, spark_settings, **DEFERRED)
         for request in _requests(pair[0])[:2]:
             process.apply({}, request)
-        with caplog.at_level(logging.INFO, logger="spark_destination.service.deferred"):
+        with caplog.at_level(logging.INFO, logger="spark_destination.engine.deferred"):
             process.close()
         schema = pair[0].schema
         assert (

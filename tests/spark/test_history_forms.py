@@ -26,10 +26,10 @@ from spark_destination.core.model import Column, DataType, FileParams, Table
 from spark_destination.core.requests import CreateTableRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.rendered import Statement
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.spark.session import SparkSettings
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.support.requests import batch_request
 
 pytestmark = pytest.mark.spark

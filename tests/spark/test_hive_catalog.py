@@ -1,5 +1,5 @@
 """A shared catalog, as production lakes have it: a real Hive metastore (pyspark's own jars,
-``tester.metastore``) with other writers on the same tables.
+``local_services.metastore``) with other writers on the same tables.
 
 - The setup tests prove the catalog takes the commits a sync needs, and name the metastore
   setting to change when it does not (a metastore without its lock tables; one that refuses
@@ -30,16 +30,16 @@ from typing import Any
 
 import pytest
 
-from spark_destination.runtime.execute import commits, executor, faults
-from spark_destination.server import form
-from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from spark_destination.tester.metastore import (
+from spark_destination.local_services.metastore import (
     COLUMN_TYPE_CHECK,
     Metastore,
     destination_configuration,
     hive_metastore,
 )
-from spark_destination.tester.server_process import server_process
+from spark_destination.local_services.server_process import server_process
+from spark_destination.runtime.execute import commits, executor, faults
+from spark_destination.server import form
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from tests.support.destination import NULL, Destination, Lake, column
 from tests.support.outside_writer import FIRST_ID
 

@@ -25,9 +25,9 @@ from spark_destination.core.model import Column, DataType, FileParams, Table
 from spark_destination.core.requests import CreateTableRequest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Engine, Result, SessionProvider
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.spark.session import SparkSettings
-from spark_destination.service.engine import Engine, Result, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.support.requests import batch_request
 
 pytestmark = [pytest.mark.spark, pytest.mark.write_mode]

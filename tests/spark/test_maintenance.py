@@ -10,6 +10,7 @@ import pytest
 
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render
+from spark_destination.engine.engine import Engine
 from spark_destination.planner.ir import (
     TableHealthOp,
     TableRef,
@@ -17,7 +18,6 @@ from spark_destination.planner.ir import (
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import TableHealth, table_health
-from spark_destination.service.engine import Engine
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
 from tests.support.destination import CATALOGS, UNMOD, Destination, Lake
 

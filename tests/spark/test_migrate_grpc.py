@@ -13,12 +13,12 @@ from typing import Any
 import grpc
 import pytest
 
+from spark_destination.replay.client import DestinationClient, response_outcome
+from spark_destination.replay.input_files import TesterSession as Session
+from spark_destination.replay.run import run_step
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.tester.client import DestinationClient, response_outcome
-from spark_destination.tester.input_files import TesterSession as Session
-from spark_destination.tester.replay import run_step
 from tests.support.destination import CATALOGS, Destination, Lake, column
 
 pytestmark = [

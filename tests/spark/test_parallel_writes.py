@@ -17,10 +17,10 @@ from typing import Any
 import grpc
 import pytest
 
+from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute import faults
 from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine
 from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
 pytestmark = [pytest.mark.spark, pytest.mark.write_mode]

@@ -20,9 +20,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.engine import engine as engine_module
+from spark_destination.local_services.server_process import server_process
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service import engine as engine_module
-from spark_destination.tester.server_process import server_process
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
 pytestmark = pytest.mark.spark

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from spark_destination.local_services.server_process import server_process
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.tester.server_process import server_process
 
 pytestmark = pytest.mark.spark
 

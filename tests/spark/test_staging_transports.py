@@ -15,12 +15,12 @@ from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, DataType, DecimalParams, FileParams, Table
 from spark_destination.core.requests import BatchFiles, CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.batch import staging
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.staging_space import staging_dir
 from spark_destination.runtime.spark.session import SparkSettings
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 
 pytestmark = pytest.mark.spark
 

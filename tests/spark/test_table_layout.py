@@ -12,10 +12,10 @@ from pyspark.sql import SparkSession
 
 from spark_destination.core.config import parse_config
 from spark_destination.dialects.quoting import qualified
+from spark_destination.engine.engine import Engine
 from spark_destination.planner.ir import TableLayout
 from spark_destination.planner.layout import READ_OPEN_FILE_BYTES
 from spark_destination.planner.maintenance import MaintenancePolicy
-from spark_destination.service.engine import Engine
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
 from tests.support.destination import UNMOD, Destination, Lake, column
 

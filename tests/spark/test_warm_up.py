@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from spark_destination.engine import warm_up
+from spark_destination.engine.engine import Engine
 from spark_destination.runtime.spark.session import SparkSettings
-from spark_destination.service import warm_up
-from spark_destination.service.engine import Engine
 
 pytestmark = pytest.mark.spark
 

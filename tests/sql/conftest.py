@@ -22,9 +22,9 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form, Statement
+from spark_destination.engine.preview import checked
 from spark_destination.planner.ir import CreateNamespaceOp, Op, SetLayoutOp, TableRef
 from spark_destination.planner.tables import check_names
-from spark_destination.service.preview import checked
 
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
 _CASE = re.compile(r"\[(?P<case>[^\]-]+)-(?P<dialect>[^\]]+)\]$")

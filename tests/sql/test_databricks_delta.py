@@ -18,6 +18,9 @@ from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.rendered import Statement
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.engine.preview import plan_for
+from spark_destination.engine.request_json import parse_request
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
@@ -41,9 +44,6 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.maintenance import plan_maintenance
 from spark_destination.planner.schema import plan_create_table
-from spark_destination.service.engine import Engine, SessionProvider
-from spark_destination.service.preview import plan_for
-from spark_destination.service.request_json import parse_request
 from tests.sql import (
     test_golden_alter_sql,
     test_golden_bad_values_sql,

@@ -10,6 +10,7 @@ from spark_destination.core.model import Column, DataType, DecimalParams, Table
 from spark_destination.core.requests import AlterTableRequest
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
+from spark_destination.engine.preview import format_statements
 from spark_destination.planner.alter import plan_alter_table
 from spark_destination.planner.ir import (
     AlterColumnTypeOp,
@@ -22,7 +23,6 @@ from spark_destination.planner.ir import (
     RewriteTableOp,
     TableRef,
 )
-from spark_destination.service.preview import format_statements
 from tests.sql.conftest import assert_parses_back, golden_params, golden_text, rendered
 
 # syrupy suggests embedding the test name in snapshot paths; the layout is deliberate.

@@ -11,8 +11,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from spark_destination.dialects.registry import DIALECTS
-from spark_destination.service.preview import preview
-from spark_destination.service.request_json import parse_request
+from spark_destination.engine.preview import preview
+from spark_destination.engine.request_json import parse_request
 from tests.sql.conftest import golden_params
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")

@@ -22,6 +22,7 @@ from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.preview import format_statements
 from spark_destination.planner.ir import (
     ExpireSnapshotsOp,
     OptimizeOp,
@@ -34,7 +35,6 @@ from spark_destination.planner.ir import (
 from spark_destination.planner.layout import table_layout
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.target import NameKind
-from spark_destination.service.preview import format_statements
 from tests.sql.conftest import assert_parses_back
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")

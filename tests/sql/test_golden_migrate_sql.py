@@ -14,8 +14,8 @@ from syrupy.assertion import SnapshotAssertion
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
-from spark_destination.service.preview import plan_for, preview
-from spark_destination.service.request_json import parse_request
+from spark_destination.engine.preview import plan_for, preview
+from spark_destination.engine.request_json import parse_request
 from tests.sql.conftest import assert_parses_back, golden_params, refusal
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")

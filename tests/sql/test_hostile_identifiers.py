@@ -20,9 +20,9 @@ from spark_destination.core.names import RESERVED_PREFIX, path_problem
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render_plan
+from spark_destination.engine.preview import plan_for
+from spark_destination.engine.request_json import parse_request
 from spark_destination.planner.target import NameKind
-from spark_destination.service.preview import plan_for
-from spark_destination.service.request_json import parse_request
 
 EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "15"))
 

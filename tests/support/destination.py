@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from spark_destination.core.config import parse_config
 from spark_destination.core.model import Compression, Encryption, FileParams
 from spark_destination.dialects.quoting import qualified
+from spark_destination.replay.batch_writer import new_key, shuffled, write_batch_file
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import (
     destination_sdk_pb2_grpc as pb_grpc,
 )
-from spark_destination.tester.batch_writer import new_key, shuffled, write_batch_file
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

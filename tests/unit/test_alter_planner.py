@@ -248,8 +248,8 @@ def test_missing_table_and_bad_definitions_are_refused() -> None:
 
 
 def test_preview_shows_the_rewrite_sql() -> None:
-    from spark_destination.service.preview import preview
-    from spark_destination.service.request_json import parse_request
+    from spark_destination.engine.preview import preview
+    from spark_destination.engine.request_json import parse_request
 
     data = {
         "request": "alter_table",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 from spark_destination.core.config import DestinationConfig, parse_config
+from spark_destination.engine.auto_maintenance import MaintenanceScheduler
 from spark_destination.planner.ir import TableRef
-from spark_destination.service.auto_maintenance import MaintenanceScheduler
 
 TABLE = TableRef(catalog="lake", schema="s", name="t")
 KEY = ("wh", "lake", "s", "t")

@@ -15,11 +15,11 @@ from spark_destination.core.requests import (
 )
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.engine import Result, changes_warning
+from spark_destination.engine.planning import changes_table_of, plan_change
 from spark_destination.planner.ir import RecordChangesOp, StageBatchOp, TableRef
 from spark_destination.runtime.batch.value_changes import Change, ChangeCount
 from spark_destination.server.form import configuration_form, every_field
-from spark_destination.service.engine import Result, changes_warning
-from spark_destination.service.planning import changes_table_of, plan_change
 
 TABLE = Table(
     name="orders",

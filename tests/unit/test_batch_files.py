@@ -22,10 +22,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from spark_destination.core.errors import BatchFileError, InvalidRequestError
 from spark_destination.core.model import Compression, Encryption, FileParams
+from spark_destination.replay.batch_writer import new_key, quote_field, shuffled, write_batch_file
 from spark_destination.runtime.batch import csv_text
 from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.envelope import open_plain_stream
-from spark_destination.tester.batch_writer import new_key, quote_field, shuffled, write_batch_file
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"

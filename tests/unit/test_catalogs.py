@@ -9,13 +9,13 @@ import pytest
 
 from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.engine.engine import settings_for
 from spark_destination.runtime.spark.catalogs import CatalogSpec, unshared_warehouse_problem
 from spark_destination.runtime.spark.session import (
     LOCAL_READ_BUFFER_BYTES,
     SparkSettings,
     session_conf,
 )
-from spark_destination.service.engine import settings_for
 
 
 def _conf(configuration: dict[str, str]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from spark_destination.cli.main import build_parser
 from spark_destination.core.config import DestinationConfig, OperatorConfig, parse_config
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.warehouses import ALLOWED_WAREHOUSES_ENV
-from spark_destination.service.request_json import parse_request
+from spark_destination.engine.request_json import parse_request
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = [f.name for f in dataclasses.fields(DestinationConfig)]

@@ -12,6 +12,8 @@ from spark_destination.core.parsers import OFF
 from spark_destination.core.requests import BatchFiles, WriteBatchRequest
 from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.preview import preview
+from spark_destination.engine.request_json import parse_request
 from spark_destination.planner.deferred import (
     LAYOUT_PROPERTY,
     pending_columns,
@@ -35,8 +37,6 @@ from spark_destination.planner.ir import (
     TableRef,
     VacuumOp,
 )
-from spark_destination.service.preview import preview
-from spark_destination.service.request_json import parse_request
 
 ORDERS = Table(
     name="orders",

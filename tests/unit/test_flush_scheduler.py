@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from spark_destination.service.flush_scheduler import RETRY_SECONDS, FlushScheduler
+from spark_destination.engine.flush_scheduler import RETRY_SECONDS, FlushScheduler
 
 A = ("wh", "lake", "s", "a", "__sd_pending_a")
 B = ("wh", "lake", "s", "b", "__sd_pending_b")

@@ -8,10 +8,10 @@ from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, FileKind, FileParams, Table
 from spark_destination.core.requests import BatchFiles, WriteHistoryBatchRequest
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.preview import preview
+from spark_destination.engine.request_json import parse_request
 from spark_destination.planner.history import history_key, plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, RowOp, StageBatchOp
-from spark_destination.service.preview import preview
-from spark_destination.service.request_json import parse_request
 
 COLUMNS = (
     Column(name="id", type=DataType.INT, primary_key=True),

@@ -20,10 +20,26 @@ FORBIDDEN = ("pyspark", "py4j", "grpc", "spark_destination.runtime", "spark_dest
 # What each layer may not import. The planner asks a ``Target`` and never names a dialect;
 # the runtime runs rendered statements (``dialects.rendered``: data, no rendering code) and
 # never renders.
+# Above the runtime: the engine (requests), then what calls it (the gRPC server, the CLI, the
+# replay tool and the local services the tests and the demo start).
+CALLERS = (
+    "spark_destination.server",
+    "spark_destination.cli",
+    "spark_destination.replay",
+    "spark_destination.local_services",
+)
 LAYER_RULES = {
+    "core": (
+        *FORBIDDEN,
+        "spark_destination.planner",
+        "spark_destination.dialects",
+        "spark_destination.engine",
+        *CALLERS,
+    ),
     **dict.fromkeys(PURE, FORBIDDEN),
     "planner": (*FORBIDDEN, "spark_destination.dialects"),
-    "runtime": ("spark_destination.dialects",),
+    "runtime": ("spark_destination.dialects", "spark_destination.engine", *CALLERS),
+    "engine": CALLERS,
 }
 # The one module of a forbidden package a layer may import.
 ALLOWED = {"runtime": ("spark_destination.dialects.rendered",)}
@@ -103,8 +119,8 @@ def test_preview_prints_the_sql_without_starting_spark(tmp_path: Path) -> None:
 
 
 def test_preview_of_create_table_and_truncate(tmp_path: Path) -> None:
-    from spark_destination.service.preview import preview
-    from spark_destination.service.request_json import parse_request
+    from spark_destination.engine.preview import preview
+    from spark_destination.engine.request_json import parse_request
 
     table = {
         "name": "t",

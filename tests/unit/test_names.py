@@ -89,7 +89,7 @@ def test_allow_list_of_uris_compares_scheme_host_and_whole_segments() -> None:
 
 def test_a_request_outside_the_allow_list_is_refused_before_spark(tmp_path: Path) -> None:
     from spark_destination.core.errors import ConfigurationError
-    from spark_destination.service.engine import Engine, SessionProvider
+    from spark_destination.engine.engine import Engine, SessionProvider
 
     allowed = tmp_path / "lakes"
     engine = Engine(SessionProvider.embedded(), allowed_warehouses=(str(allowed),))

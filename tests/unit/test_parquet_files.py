@@ -24,17 +24,17 @@ from spark_destination.core.model import (
     FileParams,
 )
 from spark_destination.planner.ir import unmodified_column
-from spark_destination.runtime.batch.decoders import decode_parquet_file, decoder_for
-from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
-from spark_destination.runtime.batch.typed_csv import decode_csv_file
-from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
-from spark_destination.tester.batch_writer import (
+from spark_destination.replay.batch_writer import (
     new_key,
     parquet_table,
     write_batch_file,
     write_parquet_batch_file,
     write_parquet_table,
 )
+from spark_destination.runtime.batch.decoders import decode_parquet_file, decoder_for
+from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
+from spark_destination.runtime.batch.typed_csv import decode_csv_file
+from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 
 NULL = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP"
 UNMOD = "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
@@ -196,9 +196,9 @@ def test_each_format_decodes_through_its_own_decoder() -> None:
 
 @pytest.mark.parametrize(("default", "announced"), [(None, "CSV"), ("parquet", "PARQUET")])
 def test_capabilities_announce_the_configured_format(default: str | None, announced: str) -> None:
+    from spark_destination.engine.engine import Engine, SessionProvider
     from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
     from spark_destination.server.servicer import DestinationServicer
-    from spark_destination.service.engine import Engine, SessionProvider
 
     def unused(*_args: object) -> None:
         raise AssertionError("Capabilities must not start Spark")

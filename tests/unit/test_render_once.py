@@ -16,6 +16,7 @@ from spark_destination.core.model import Column, DataType, FileKind
 from spark_destination.dialects.render import render, render_plan
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.engine.preview import format_statements
 from spark_destination.planner.ir import (
     MergeBatchOp,
     MergeHistoryOp,
@@ -29,7 +30,6 @@ from spark_destination.runtime.execute import executor as executor_module
 from spark_destination.runtime.execute.executor import VECTORIZATION_CONF, Executor
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, CatalogTable
-from spark_destination.service.preview import format_statements
 from tests.support.fake_spark import FakeSession
 
 COLUMNS = (
@@ -283,7 +283,7 @@ def test_preview_parses_back_what_it_prints(monkeypatch: pytest.MonkeyPatch) -> 
     """The engine renders without parsing; ``preview`` checks every form it prints parses
     back strictly and prints the same (here a parse-back that differs stops it)."""
     from spark_destination.core.errors import RenderError
-    from spark_destination.service import preview as preview_module
+    from spark_destination.engine import preview as preview_module
 
     statements = render_plan(PLAN, SPARK_ICEBERG)
     assert preview_module.checked(statements, SPARK_ICEBERG) == statements

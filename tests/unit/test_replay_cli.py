@@ -11,8 +11,8 @@ import pytest
 from spark_destination.cli.main import build_parser
 from spark_destination.cli.replay import input_paths
 from spark_destination.core.errors import DestinationError
-from spark_destination.tester.replay import StepResult
-from spark_destination.tester.replay_progress import BarProgress, PlainProgress, progress_for
+from spark_destination.replay.progress import BarProgress, PlainProgress, progress_for
+from spark_destination.replay.run import StepResult
 
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "spark_destination" / "samples"
 
@@ -49,10 +49,10 @@ def test_parquet_batch_files_carry_every_write_of_a_tester_input(tmp_path: Path)
     server is then configured to read Parquet) that decode to the tester's rows."""
     import random
 
+    from spark_destination.replay.input_files import TesterSession
+    from spark_destination.replay.run import BATCH_FILE_TYPES
+    from spark_destination.replay.steps import WriteHistoryStep, WriteStep
     from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
-    from spark_destination.tester.input_files import TesterSession
-    from spark_destination.tester.replay import BATCH_FILE_TYPES
-    from spark_destination.tester.steps import WriteHistoryStep, WriteStep
 
     assert "PARQUET" in BATCH_FILE_TYPES
     session = TesterSession(workdir=tmp_path, rng=random.Random(1), parquet=True)

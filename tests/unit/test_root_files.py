@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_destination.tester.client import connect
+from spark_destination.replay.client import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,12 +29,8 @@ from spark_destination.core.model import (
     Encryption,
     Table,
 )
-from spark_destination.runtime.batch.csv_text import read_batch_file
-from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.tester import input_files as tester_input
-from spark_destination.tester.client import (
+from spark_destination.replay import input_files as tester_input
+from spark_destination.replay.client import (
     TESTER_NULL_STRING,
     TESTER_UNMODIFIED_STRING,
     DestinationClient,
@@ -42,7 +38,7 @@ from spark_destination.tester.client import (
     response_outcome,
     timestamp_ms,
 )
-from spark_destination.tester.input_files import (
+from spark_destination.replay.input_files import (
     TMAX,
     AlterStep,
     CreateStep,
@@ -57,7 +53,11 @@ from spark_destination.tester.input_files import (
     parse_instant,
     sample_paths,
 )
-from spark_destination.tester.replay import format_rows, replay
+from spark_destination.replay.run import format_rows, replay
+from spark_destination.runtime.batch.csv_text import read_batch_file
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 
 # Aliases: pytest would try to collect classes whose names start with "Test".
 Session = tester_input.TesterSession

@@ -27,12 +27,12 @@ from spark_destination.core.model import (
     FileParams,
 )
 from spark_destination.planner.ir import unmodified_column
+from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.batch import typed_csv
 from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.typed_csv import decode_csv_file, parse_types
 from spark_destination.runtime.batch.typed_decode import DecodeSpec, decode_file
 from spark_destination.runtime.batch.value_changes import ColumnChanges
-from spark_destination.tester.batch_writer import new_key, write_batch_file
 from tests.unit.test_typed_decode import ACCEPTED, NULL, REFUSED, UNMOD
 
 PROD = FileParams(null_string=NULL, unmodified_string=UNMOD)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.runtime.execute import warehouse_lock
-from spark_destination.service.engine import Engine, SessionProvider
 
 HOLD = (
     "import sys, time\n"

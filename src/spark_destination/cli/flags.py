@@ -16,7 +16,7 @@ from spark_destination.core.config import DestinationConfig, OperatorConfig, ope
 from spark_destination.core.settings import InvalidValue, Setting, settings_of
 
 if TYPE_CHECKING:
-    from spark_destination.service.engine import Engine
+    from spark_destination.engine.engine import Engine
 
 _MODELS: tuple[type[Any], ...] = (DestinationConfig, OperatorConfig)
 
@@ -93,7 +93,7 @@ def operator_settings(args: argparse.Namespace) -> OperatorConfig:
 def engine_for(args: argparse.Namespace) -> Engine:
     """The engine the flags describe (dialect, defaults, allow-list); Spark starts later."""
     from spark_destination.dialects.registry import dialect
-    from spark_destination.service.engine import Engine, SessionProvider
+    from spark_destination.engine.engine import Engine, SessionProvider
 
     chosen = dialect(getattr(args, "dialect", None) or "spark_iceberg")
     return Engine(

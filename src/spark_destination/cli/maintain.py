@@ -22,9 +22,9 @@ from spark_destination.core.errors import InvalidRequestError
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
+from spark_destination.engine.preview import checked, format_statements
 from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
 from spark_destination.planner.tables import table_ref
-from spark_destination.service.preview import checked, format_statements
 
 
 def _policy(

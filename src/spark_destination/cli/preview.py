@@ -12,7 +12,7 @@ from typing import Any
 def add_command(sub: Any) -> None:
     command = sub.add_parser("preview", help="print the SQL a request would run (no Spark)")
     command.add_argument(
-        "request", help="request JSON file (see spark_destination.service.request_json)"
+        "request", help="request JSON file (see spark_destination.engine.request_json)"
     )
     command.add_argument(
         "--dialect",
@@ -24,8 +24,8 @@ def add_command(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spark_destination.dialects.registry import dialect
-    from spark_destination.service.preview import preview
-    from spark_destination.service.request_json import parse_request
+    from spark_destination.engine.preview import preview
+    from spark_destination.engine.request_json import parse_request
 
     chosen = dialect(args.dialect)
     data = json.loads(Path(args.request).read_text(encoding="utf-8"))

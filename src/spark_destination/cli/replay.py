@@ -81,12 +81,12 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
     from spark_destination.cli.reading import reading_hints
+    from spark_destination.replay import run as replay_module
+    from spark_destination.replay.client import connect
+    from spark_destination.replay.input_files import TesterInputError
+    from spark_destination.replay.progress import progress_for
     from spark_destination.server import logs
     from spark_destination.server.app import create_server
-    from spark_destination.tester import replay as replay_module
-    from spark_destination.tester.client import connect
-    from spark_destination.tester.input_files import TesterInputError
-    from spark_destination.tester.replay_progress import progress_for
 
     logs.configure()
     human = sys.stderr

@@ -11,7 +11,7 @@ from that one declaration by iterating ``dataclasses.fields``:
 - the ConfigurationForm (``server/form.py``),
 - one ``--kebab-case`` flag per key on ``serve`` and on ``main.py`` (``cli/flags.py``), whose
   values are the defaults a request's empty keys take,
-- the keys the JSON request form accepts (``service/request_json.py``: an unknown key fails),
+- the keys the JSON request form accepts (``engine/request_json.py``: an unknown key fails),
 - ``parse_config`` (each key's parser; a rule between keys is ``__post_init__``).
 
 **Adding a key** is one field here plus its use: declare it with ``setting(default, parse=...,

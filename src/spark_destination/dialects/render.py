@@ -15,12 +15,12 @@ from spark_destination.dialects.lowering.changes import lower_record_changes
 from spark_destination.dialects.lowering.checks import lower_check
 from spark_destination.dialects.lowering.common import Renderer
 from spark_destination.dialects.lowering.ddl import lower_ddl
+from spark_destination.dialects.lowering.deferred import lower_pending
 from spark_destination.dialects.lowering.layout import lower_set_layout, write_order
 from spark_destination.dialects.lowering.maintenance import lower_maintenance
 from spark_destination.dialects.lowering.merge_batch import lower_merge_batch
 from spark_destination.dialects.lowering.merge_history import lower_merge_history
 from spark_destination.dialects.lowering.migrations import lower_rows
-from spark_destination.dialects.lowering.pending import lower_pending
 from spark_destination.dialects.rendered import (
     CheckOutput,
     OutputKind,

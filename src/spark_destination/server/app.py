@@ -12,6 +12,8 @@ from typing import Final
 import grpc
 
 from spark_destination.core.errors import DestinationError
+from spark_destination.engine.engine import Engine
+from spark_destination.engine.warm_up import warm_write_path
 from spark_destination.runtime.spark import scratch
 from spark_destination.server.addresses import (
     DEFAULT_HOST,
@@ -21,8 +23,6 @@ from spark_destination.server.addresses import (
 )
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from spark_destination.server.servicer import DestinationServicer
-from spark_destination.service.engine import Engine
-from spark_destination.service.warm_up import warm_write_path
 
 log = logging.getLogger("spark_destination.server")
 

@@ -17,11 +17,11 @@ import grpc
 
 from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import DestinationError, UnsupportedOperationError
+from spark_destination.engine.engine import Engine
 from spark_destination.server import form, mapping
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from spark_destination.service.engine import Engine
 
 log = logging.getLogger("spark_destination.server")
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from spark_destination.runtime.spark.catalogs import CatalogSpec
     from spark_destination.runtime.spark.session import SparkSettings
 
-log = logging.getLogger("spark_destination.service.engine")
+log = logging.getLogger("spark_destination.engine.engine")
 
 
 class SessionProvider:

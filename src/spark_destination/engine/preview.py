@@ -15,6 +15,8 @@ from spark_destination.dialects.edge import parse_back
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.engine.planning import changes_table_of, plan_change
+from spark_destination.engine.request_json import PreviewInput
 from spark_destination.planner.deferred import (
     pending_layout,
     pending_ref,
@@ -25,8 +27,6 @@ from spark_destination.planner.ir import Plan
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.schema import plan_describe
 from spark_destination.planner.tables import table_ref
-from spark_destination.service.planning import changes_table_of, plan_change
-from spark_destination.service.request_json import PreviewInput
 
 
 def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:

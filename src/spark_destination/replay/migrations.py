@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from spark_destination.core.model import Column
+from spark_destination.replay.steps import AlterStep, MigrateStep, Step
+from spark_destination.replay.tables import TableDef, parse_column
+from spark_destination.replay.values import TesterInputError, csv_value
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.tester.steps import AlterStep, MigrateStep, Step
-from spark_destination.tester.tables import TableDef, parse_column
-from spark_destination.tester.values import TesterInputError, csv_value
 
 
 class TesterSession(Protocol):

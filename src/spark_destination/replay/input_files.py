@@ -40,16 +40,15 @@ from spark_destination.core.model import (
     FileParams,
     Table,
 )
-from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.tester.batch_writer import (
+from spark_destination.replay.batch_writer import (
     new_key,
     shuffled,
     write_batch_file,
     write_parquet_batch_file,
 )
-from spark_destination.tester.client import PLAIN_TEXT_FILE_PARAMS, TESTER_FILE_PARAMS
-from spark_destination.tester.migrations import MIGRATIONS, Entry
-from spark_destination.tester.rows import (
+from spark_destination.replay.client import PLAIN_TEXT_FILE_PARAMS, TESTER_FILE_PARAMS
+from spark_destination.replay.migrations import MIGRATIONS, Entry
+from spark_destination.replay.rows import (
     OpRow,
     batch_values,
     check_row,
@@ -60,7 +59,7 @@ from spark_destination.tester.rows import (
     op_time,
     version_ends,
 )
-from spark_destination.tester.steps import (
+from spark_destination.replay.steps import (
     AlterStep,
     CreateStep,
     DescribeStep,
@@ -71,8 +70,8 @@ from spark_destination.tester.steps import (
     WriteStep,
     batch_files,
 )
-from spark_destination.tester.tables import TableDef, parse_table_def
-from spark_destination.tester.values import (
+from spark_destination.replay.tables import TableDef, parse_table_def
+from spark_destination.replay.values import (
     TMAX,
     JsonNumber,
     TesterInputError,
@@ -81,6 +80,7 @@ from spark_destination.tester.values import (
     load_input,
     parse_instant,
 )
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 
 __all__ = [
     "TMAX",

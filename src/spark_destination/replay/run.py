@@ -1,7 +1,7 @@
 """Replay destination-tester input files against a running destination, like the v2 tester.
 
 ``replay`` runs ConfigurationForm, every Test of the form (a failing test stops the run, as in
-the tester), then each input file's steps (``tester.input_files``) through the gRPC client.
+the tester), then each input file's steps (``replay.input_files``) through the gRPC client.
 It stops at the first step answered with a task or a failure and reports it; warnings,
 ``not_found`` and ``unsupported`` are recorded and the run goes on. The batch files are written
 into ``workdir`` and deleted after each input file.
@@ -24,9 +24,8 @@ import grpc
 from google.protobuf.message import Message
 
 from spark_destination.dialects.quoting import ident, qualified
-from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from spark_destination.tester.client import DestinationClient, response_outcome
-from spark_destination.tester.input_files import (
+from spark_destination.replay.client import DestinationClient, response_outcome
+from spark_destination.replay.input_files import (
     AlterStep,
     CreateStep,
     DescribeStep,
@@ -38,6 +37,7 @@ from spark_destination.tester.input_files import (
     WriteHistoryStep,
     WriteStep,
 )
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -18,7 +18,7 @@ from spark_destination.core.model import (
     DecimalParams,
     Table,
 )
-from spark_destination.tester.values import TesterInputError
+from spark_destination.replay.values import TesterInputError
 
 # Columns the tester generates; an input file may not declare them (the v1 tester refused).
 _SYSTEM_NAMES: Final = frozenset(

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from spark_destination.core.model import SYNCED, FileParams, Table
+from spark_destination.replay.client import TESTER_FILE_PARAMS
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from spark_destination.tester.client import TESTER_FILE_PARAMS
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,9 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
+from spark_destination.engine.auto_maintenance import MaintenanceScheduler
+from spark_destination.engine.deferred import DeferredWrites, PendingRows
+from spark_destination.engine.planning import changes_table_of, plan_change
 from spark_destination.planner.catalog_probe import plan_catalog_probe
 from spark_destination.planner.ir import (
     ListNamespacesOp,
@@ -61,20 +64,17 @@ from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import warehouse_lock
 from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity
+from spark_destination.runtime.execute.deferred import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.maintenance import (
     MaintenanceReport,
     run_maintenance,
     table_health,
 )
-from spark_destination.runtime.execute.pending import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.table_layout import stored_layout
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
-from spark_destination.service.auto_maintenance import MaintenanceScheduler
-from spark_destination.service.deferred import DeferredWrites, PendingRows
-from spark_destination.service.planning import changes_table_of, plan_change
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

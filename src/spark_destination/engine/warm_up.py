@@ -37,7 +37,7 @@ from spark_destination.core.requests import (
 )
 
 if TYPE_CHECKING:
-    from spark_destination.service.engine import Engine
+    from spark_destination.engine.engine import Engine
 
 log = logging.getLogger(__name__)
 

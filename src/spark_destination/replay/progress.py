@@ -12,9 +12,9 @@ import sys
 from types import TracebackType
 from typing import TextIO
 
-from spark_destination.tester.replay import StepResult
+from spark_destination.replay.run import StepResult
 
-log = logging.getLogger("spark_destination.tester.replay")
+log = logging.getLogger("spark_destination.replay.run")
 
 
 class PlainProgress:

@@ -32,6 +32,8 @@ from spark_destination.core.requests import WriteBatchRequest
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan
+from spark_destination.engine.flush_scheduler import FlushScheduler, TableKey
+from spark_destination.engine.planning import changes_table_of
 from spark_destination.planner.deferred import (
     pending_layout,
     pending_ref,
@@ -42,11 +44,9 @@ from spark_destination.planner.deferred import (
     plan_pending_stats,
 )
 from spark_destination.planner.ir import BATCH_MARKER, SEQ_BASE_MARKER, Plan, TableRef
+from spark_destination.runtime.execute.deferred import FlushOutcome, read_pending, run_flush
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
-from spark_destination.runtime.execute.pending import FlushOutcome, read_pending, run_flush
 from spark_destination.runtime.execute.restore import restored_on_failure
-from spark_destination.service.flush_scheduler import FlushScheduler, TableKey
-from spark_destination.service.planning import changes_table_of
 
 log = logging.getLogger(__name__)
 

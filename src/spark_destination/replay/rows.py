@@ -16,8 +16,8 @@ from spark_destination.core.model import (
     FileParams,
     Table,
 )
-from spark_destination.tester.tables import TableDef
-from spark_destination.tester.values import (
+from spark_destination.replay.tables import TableDef
+from spark_destination.replay.values import (
     OP_TIME,
     TMAX,
     TesterInputError,

@@ -18,7 +18,7 @@ folder of the caller's; nothing is downloaded. What Iceberg needs of it, and why
   (their ``operationType`` is UNSET).
 
 ``hive_metastore`` starts one on a free port, waits until it answers, and stops it by its pid
-however the body ends. ``python -m spark_destination.tester.metastore --dir D`` runs one in
+however the body ends. ``python -m spark_destination.local_services.metastore --dir D`` runs one in
 the foreground for a user (``scripts/metastore.sh``). ``misconfigured`` starts one as a fresh
 install is (no transaction tables, or the column-type check on), which is what the
 destination's setup tests must catch.
@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Final
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.local_services.cluster import spark_home
+from spark_destination.local_services.server_process import LOOPBACK, free_port
 from spark_destination.runtime.spark.java import java_home
-from spark_destination.tester.cluster import spark_home
-from spark_destination.tester.server_process import LOOPBACK, free_port
 
 METASTORE_CLASS: Final = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 # The metastore needs little heap; a JVM's default is a quarter of the machine's memory.
@@ -244,7 +244,7 @@ def destination_configuration(metastore: Metastore) -> Mapping[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m spark_destination.tester.metastore",
+        prog="python -m spark_destination.local_services.metastore",
         description="Run a Hive metastore (from pyspark's jars, on Derby) in the foreground.",
     )
     parser.add_argument("--dir", required=True, type=Path, help="its database and warehouse")

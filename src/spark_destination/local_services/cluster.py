@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import IO, Final
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.local_services.server_process import LOOPBACK, free_port
 from spark_destination.runtime.spark.java import java_home
-from spark_destination.tester.server_process import LOOPBACK, free_port
 
 __all__ = ["LOOPBACK", "Cluster", "alive_workers", "free_port", "standalone_cluster"]
 
