@@ -11,13 +11,16 @@ as Iceberg's ``RESTCatalogAdapter`` maps them (404 no such table, 409 already ex
 commit race, 500 unknown commit state…): the client turns them back into the same exceptions,
 which the destination's commit handling depends on.
 
-The backing catalog is Iceberg's ``InMemoryCatalog`` (iceberg-core, not a mock): commits are
-compare-and-swap under one lock, namespaces keep properties, tables can be renamed. Its table
-metadata lives in the server process (an ``InMemoryFileIO`` it hard-codes): data files and
-manifests are written to the warehouse folder by the clients, but a restarted server has
-forgotten its tables. Tried and refused: ``JdbcCatalog`` on the Derby in pyspark's jars (its
-queries use ``LIMIT 1``, which Derby rejects), ``HadoopCatalog`` (no namespace properties, which
-Spark's ``CREATE NAMESPACE`` sends, and no rename).
+The backing catalog is Iceberg's ``HadoopCatalog`` on the folder's ``warehouse``: table
+metadata and data are files there, written by Iceberg's own commit path, so a restarted server
+still has its tables. Its commits are atomic within one process (a JVM-wide lock, then a
+rename that fails if another commit won), and this server is one process. It keeps no
+namespace properties, so the server keeps them itself (a JSON file next to the warehouse), as
+many REST services keep their own records; it cannot rename tables (406, as the spec allows).
+Tried and refused: ``JdbcCatalog`` on the Derby in pyspark's jars (its queries use
+``LIMIT 1``, which Derby rejects); ``InMemoryCatalog`` (it hard-codes an in-memory FileIO, so
+the metadata files clients read by location are not on disk: the destination's reads of
+``metadata.json`` failed with ``FileNotFoundException``).
 
 OAuth2: ``POST /v1/oauth/tokens`` (``client_credentials``, and the token exchange a client uses
 to refresh) checks the configured ``client_id:client_secret`` (kept in a file of the folder,
@@ -63,6 +66,7 @@ START_TIMEOUT_SECONDS: Final = 90.0
 STOP_TIMEOUT_SECONDS: Final = 20.0
 SERVER_HEAP: Final = "512m"
 CREDENTIAL_FILE: Final = "credential"
+NAMESPACES_FILE: Final = "namespace_properties.json"
 TOKEN_LIFETIME_SECONDS: Final = 3600
 FAULTS_PATH: Final = "/_faults"
 
@@ -100,7 +104,7 @@ class RestCatalog:
     credential: str = field(repr=False)
 
 
-# --- The JVM side: Iceberg's handlers over an InMemoryCatalog -------------------------------
+# --- The JVM side: Iceberg's handlers over a HadoopCatalog ----------------------------------
 
 
 class _Backend:
@@ -136,11 +140,13 @@ class _Backend:
         self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
         jvm = self._gateway.jvm
         self.jvm = jvm
-        catalog = jvm.org.apache.iceberg.inmemory.InMemoryCatalog()
+        catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog()
+        catalog.setConf(jvm.org.apache.hadoop.conf.Configuration())
         properties = jvm.java.util.HashMap()
         properties.put("warehouse", str(warehouse))
         catalog.initialize("rest_backend", properties)
         self.catalog = catalog
+        self.namespace_properties = _NamespaceProperties(warehouse.parent / NAMESPACES_FILE)
         self.handlers = jvm.org.apache.iceberg.rest.CatalogHandlers
         self.mapper = self._mapper()
 
@@ -196,6 +202,41 @@ class _Backend:
             self._gateway.shutdown()
         with contextlib.suppress(Exception):
             self._process.kill()
+
+
+@dataclass
+class _NamespaceProperties:
+    """Namespace properties, which HadoopCatalog does not keep: one JSON file, rewritten
+    whole under a lock (namespaces are few and change rarely)."""
+
+    path: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        if not self.path.is_file():
+            return {}
+        loaded: dict[str, dict[str, str]] = json.loads(self.path.read_text())
+        return loaded
+
+    def get(self, key: str) -> dict[str, str]:
+        with self.lock:
+            return dict(self._load().get(key, {}))
+
+    def update(self, key: str, set_: Mapping[str, str], remove: list[str]) -> list[str]:
+        """Apply the change; the keys of ``remove`` that were not there."""
+        with self.lock:
+            stored = self._load()
+            current = stored.setdefault(key, {})
+            missing = [k for k in remove if k not in current]
+            for name in remove:
+                current.pop(name, None)
+            current.update(set_)
+            if not current:
+                stored.pop(key)
+            temp = self.path.with_suffix(".tmp")
+            temp.write_text(json.dumps(stored, sort_keys=True))
+            os.replace(temp, self.path)
+            return missing
 
 
 # --- Routing ----------------------------------------------------------------------------------
@@ -260,6 +301,62 @@ def _drop_table(b: _Backend, v: Mapping[str, str], q: Mapping[str, str], _: byte
     return _no_content()
 
 
+def _create_namespace(
+    b: _Backend, _v: Mapping[str, str], _q: Mapping[str, str], body: bytes
+) -> Answer:
+    request = json.loads(body)
+    properties = {str(k): str(v) for k, v in (request.get("properties") or {}).items()}
+    without = json.dumps({"namespace": request["namespace"]}).encode()
+    created = json.loads(
+        b.write(
+            b.handlers.createNamespace(
+                b.catalog, b.read(without, "requests.CreateNamespaceRequest")
+            )
+        )
+    )
+    b.namespace_properties.update(_key(created["namespace"]), properties, [])
+    return HTTPStatus.OK, json.dumps({**created, "properties": properties}).encode()
+
+
+def _load_namespace(b: _Backend, v: Mapping[str, str], _q: Mapping[str, str], _: bytes) -> Answer:
+    loaded = json.loads(b.write(b.handlers.loadNamespace(b.catalog, b.namespace(v["ns"]))))
+    properties = {
+        **loaded.get("properties", {}),
+        **b.namespace_properties.get(_key(loaded["namespace"])),
+    }
+    return HTTPStatus.OK, json.dumps({**loaded, "properties": properties}).encode()
+
+
+def _update_namespace(
+    b: _Backend, v: Mapping[str, str], _q: Mapping[str, str], body: bytes
+) -> Answer:
+    namespace = b.namespace(v["ns"])
+    b.handlers.namespaceExists(b.catalog, namespace)  # NoSuchNamespaceException: 404
+    request = json.loads(body or b"{}")
+    updates = {str(k): str(x) for k, x in (request.get("updates") or {}).items()}
+    removals = [str(k) for k in request.get("removals") or []]
+    key = _key(list(namespace.levels()))
+    missing = b.namespace_properties.update(key, updates, removals)
+    answer = {
+        "updated": sorted(updates),
+        "removed": [k for k in removals if k not in missing],
+        "missing": missing,
+    }
+    return HTTPStatus.OK, json.dumps(answer).encode()
+
+
+def _drop_namespace(b: _Backend, v: Mapping[str, str], _q: Mapping[str, str], _: bytes) -> Answer:
+    namespace = b.namespace(v["ns"])
+    b.handlers.dropNamespace(b.catalog, namespace)
+    key = _key(list(namespace.levels()))
+    b.namespace_properties.update(key, {}, list(b.namespace_properties.get(key)))
+    return _no_content()
+
+
+def _key(levels: list[str]) -> str:
+    return "\x1f".join(levels)
+
+
 _NS = r"(?P<ns>[^/]+)"
 _TABLE = r"(?P<table>[^/]+)"
 
@@ -276,41 +373,15 @@ def _route(
 
 ROUTES: Final = (
     _route("GET", "namespaces", _list_namespaces),
-    _route(
-        "POST",
-        "namespaces",
-        lambda b, v, q, body: _ok(
-            b,
-            b.handlers.createNamespace(b.catalog, b.read(body, "requests.CreateNamespaceRequest")),
-        ),
-    ),
-    _route(
-        "GET",
-        f"namespaces/{_NS}",
-        lambda b, v, q, _: _ok(b, b.handlers.loadNamespace(b.catalog, b.namespace(v["ns"]))),
-    ),
+    _route("POST", "namespaces", _create_namespace),
+    _route("GET", f"namespaces/{_NS}", _load_namespace),
     _route(
         "HEAD",
         f"namespaces/{_NS}",
         lambda b, v, q, _: _no_content(b.handlers.namespaceExists(b.catalog, b.namespace(v["ns"]))),
     ),
-    _route(
-        "DELETE",
-        f"namespaces/{_NS}",
-        lambda b, v, q, _: _no_content(b.handlers.dropNamespace(b.catalog, b.namespace(v["ns"]))),
-    ),
-    _route(
-        "POST",
-        f"namespaces/{_NS}/properties",
-        lambda b, v, q, body: _ok(
-            b,
-            b.handlers.updateNamespaceProperties(
-                b.catalog,
-                b.namespace(v["ns"]),
-                b.read(body, "requests.UpdateNamespacePropertiesRequest"),
-            ),
-        ),
-    ),
+    _route("DELETE", f"namespaces/{_NS}", _drop_namespace),
+    _route("POST", f"namespaces/{_NS}/properties", _update_namespace),
     _route("GET", f"namespaces/{_NS}/tables", _list_tables),
     _route("POST", f"namespaces/{_NS}/tables", _create_table),
     _route(
@@ -678,7 +749,7 @@ def destination_configuration(catalog: RestCatalog) -> Mapping[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m spark_destination.tester.rest_catalog",
-        description="Run an Iceberg REST catalog (Iceberg's handlers, an in-memory catalog, "
+        description="Run an Iceberg REST catalog (Iceberg's handlers over a Hadoop catalog in "
         "files in DIR/warehouse) in the foreground.",
     )
     parser.add_argument("--dir", required=True, type=Path, help="its warehouse and credential")
@@ -697,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  --catalog-type rest --catalog-uri http://{LOOPBACK}:{args.port} "
             f'--catalog-credential "$(cat {folder / CREDENTIAL_FILE})" '
             f"--warehouse {folder / 'warehouse'}\n"
-            "Tables live in this process: a restart forgets them. Ctrl-C stops it.",
+            "Ctrl-C stops it.",
             flush=True,
         )
 
