@@ -212,16 +212,18 @@ def install(cache_dir: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m spark_destination.runtime.spark.rest_client",
-        description="Install (download, verify, relocate) or check the HTTP client jars "
-        "Iceberg's REST catalog needs.",
+        description="install: download, verify and relocate the HTTP client jars Iceberg's "
+        "REST catalog needs (a no-op once installed); check: that every class the runtime jar "
+        "refers to resolves against them.",
     )
     parser.add_argument("action", choices=("install", "check"))
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
-        jar = (
-            install(args.cache_dir) if args.action == "install" else rest_client_jar(args.cache_dir)
-        )
+        if args.action == "install":
+            print(install(args.cache_dir))
+            return 0
+        jar = rest_client_jar(args.cache_dir)
         if jar is None:
             print(install_hint(), file=sys.stderr)
             return 1
