@@ -178,3 +178,16 @@ def test_rest_without_the_client_jars_is_refused_with_how_to_install(
     # The Maven runtime shades its own client: nothing to install.
     maven = replace(settings, jars_mode=JarSource.MAVEN)
     assert "spark.jars" not in dict(session.session_conf(maven))
+
+
+def test_a_frozen_program_finds_the_jars_it_carries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    for package in rest_client.PACKAGES:
+        for name in package.jars:
+            (bundled / name).write_bytes(b"jar")
+    monkeypatch.setattr(rest_client, "BUNDLED_FOLDER", bundled)
+    found = rest_client.source_jars(tmp_path / "empty-cache")
+    assert found is not None and all(p.parent == bundled for p in found)

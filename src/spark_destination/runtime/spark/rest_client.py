@@ -112,11 +112,20 @@ def install_hint() -> str:
     )
 
 
+# Where a frozen program carries the jars (the PyInstaller hook copies the installed ones here),
+# so it needs no install on the machine it runs on.
+BUNDLED_FOLDER: Final = Path(__file__).resolve().parent / SOURCE_FOLDER
+
+
 def source_jars(cache_dir: Path | None = None) -> tuple[Path, ...] | None:
-    """The installed HttpClient jars, in ``PACKAGES`` order; None if any is missing."""
-    folder = (cache_dir or default_cache_dir()) / SOURCE_FOLDER
-    paths = tuple(folder / jar for package in PACKAGES for jar in package.jars)
-    return paths if all(p.is_file() for p in paths) else None
+    """The installed HttpClient jars, in ``PACKAGES`` order: from the cache, else bundled with
+    a frozen program; None if neither has them all."""
+    names = tuple(jar for package in PACKAGES for jar in package.jars)
+    for folder in ((cache_dir or default_cache_dir()) / SOURCE_FOLDER, BUNDLED_FOLDER):
+        paths = tuple(folder / name for name in names)
+        if all(p.is_file() for p in paths):
+            return paths
+    return None
 
 
 def rest_client_jar(cache_dir: Path | None = None) -> Path | None:
