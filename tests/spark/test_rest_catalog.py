@@ -217,3 +217,47 @@ def test_pyiceberg_reads_the_tables_through_the_rest_catalog(
     table = catalog.load_table((dest.schema, "t"))
     rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
     assert [(r["id"], r["v"], r["n"]) for r in rows] == [(1, "a", 1), (2, "b", 2)]
+
+
+def test_a_multi_table_transaction_commits_every_table_or_is_refused(
+    rest_catalog: rest.RestCatalog, dest: Destination
+) -> None:
+    """``POST /v1/transactions/commit`` (not used by Spark or the destination; served for
+    other clients): every table's requirements are checked before any is committed."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    import pyarrow as pa
+    from pyiceberg.catalog.rest import RestCatalog
+
+    catalog = RestCatalog("rst", uri=rest_catalog.uri, credential=rest_catalog.credential)
+    catalog.create_namespace(dest.schema)
+    tables = [catalog.create_table((dest.schema, n), pa.schema([("id", pa.int64())])) for n in "ab"]
+    token = rest.token(rest_catalog)
+
+    def commit(uuids: list[str], value: str) -> int:
+        changes = [
+            {
+                "identifier": {"namespace": [dest.schema], "name": table.name()[-1]},
+                "requirements": [{"type": "assert-table-uuid", "uuid": uuid}],
+                "updates": [{"action": "set-properties", "updates": {"k": value}}],
+            }
+            for table, uuid in zip(tables, uuids, strict=True)
+        ]
+        request = urllib.request.Request(
+            f"{rest_catalog.uri}/v1/transactions/commit",
+            data=json.dumps({"table-changes": changes}).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    uuids = [str(t.metadata.table_uuid) for t in tables]
+    assert commit(uuids, "1") == 204
+    assert commit([uuids[0], "00000000-0000-0000-0000-000000000000"], "2") == 409
+    loaded = [catalog.load_table((dest.schema, n)) for n in "ab"]
+    assert [t.properties.get("k") for t in loaded] == ["1", "1"]

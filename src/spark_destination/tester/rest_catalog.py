@@ -183,18 +183,23 @@ class _Backend:
         )
 
     def commit_transaction(self, request: Any) -> Answer:
-        """Every table change validated first, then all committed (RESTCatalogAdapter's way)."""
+        """Every table's requirements checked and its updates applied first, then each table
+        committed (compare-and-swap on its metadata). As Iceberg's own test adapter, not atomic
+        across tables: a later table's lost race leaves the earlier ones committed.
+        ``CatalogHandlers.commit`` does this per table but is not public."""
         jvm = self.jvm
-        transactions = []
+        pending = []
         for change in request.tableChanges():
-            table = self.catalog.loadTable(change.identifier())
-            transaction = jvm.org.apache.iceberg.Transactions.newTransaction(
-                change.identifier().toString(), table.operations()
-            )
-            self.handlers.commit(transaction.table().operations(), change)
-            transactions.append(transaction)
-        for transaction in transactions:
-            transaction.commitTransaction()
+            operations = self.catalog.loadTable(change.identifier()).operations()
+            base = operations.refresh()
+            for requirement in change.requirements():
+                requirement.validate(base)  # CommitFailedException: 409
+            builder = jvm.org.apache.iceberg.TableMetadata.buildFrom(base)
+            for update in change.updates():
+                update.applyTo(builder)
+            pending.append((operations, base, builder.build()))
+        for operations, base, updated in pending:
+            operations.commit(base, updated)
         return _no_content()
 
     def close(self) -> None:
@@ -714,7 +719,8 @@ def rest_catalog(folder: Path, *, faults: bool = False) -> Iterator[RestCatalog]
         stop(running.pid)
 
 
-def _token(catalog: RestCatalog) -> str:
+def token(catalog: RestCatalog) -> str:
+    """A bearer token for ``catalog``'s own client (for tests that call it directly)."""
     client_id, _, secret = catalog.credential.partition(":")
     form = urllib.parse.urlencode(
         {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}
@@ -728,7 +734,7 @@ def inject_commit_unknown(catalog: RestCatalog, count: int = 1) -> None:
     request = urllib.request.Request(  # noqa: S310 - loopback
         f"{catalog.uri}{FAULTS_PATH}",
         data=json.dumps({"commit_unknown": count}).encode(),
-        headers={"Authorization": f"Bearer {_token(catalog)}"},
+        headers={"Authorization": f"Bearer {token(catalog)}"},
         method="POST",
     )
     with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
