@@ -4,8 +4,9 @@ HTTP layer, OAuth2 client credentials, started for the run and stopped by its pi
 
 - The setup tests pass, and a wrong OAuth2 secret fails them naming the credential key,
   never its value.
-- Every RPC: CreateTable, DescribeTable, AlterTable (add, drop), WriteBatch (upsert, update,
-  delete), Truncate, WriteHistoryBatch, Migrate; deferred mode with a flush; ``maintain``.
+- Every RPC: CreateTable, DescribeTable, AlterTable (add, drop; a failed one put back),
+  WriteBatch (upsert, update, delete), Truncate, WriteHistoryBatch, Migrate; deferred mode
+  with a flush; ``maintain``; a multi-table transaction sent to the server directly.
 - Every commit carries the request's identity in its snapshot summary.
 - A commit the server applied but answered 504 (Iceberg: ``CommitStateUnknownException``)
   is found by that identity: the request succeeds and its rows are there once.
@@ -261,3 +262,33 @@ def test_a_multi_table_transaction_commits_every_table_or_is_refused(
     assert commit([uuids[0], "00000000-0000-0000-0000-000000000000"], "2") == 409
     loaded = [catalog.load_table((dest.schema, n)) for n in "ab"]
     assert [t.properties.get("k") for t in loaded] == ["1", "1"]
+
+
+def test_a_failed_alter_table_is_put_back_on_a_rest_catalog(
+    dest: Destination, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewrite commits, the next step fails: the table is put back as it was. A REST
+    catalog takes changes, not whole metadata: restoring by committing the old metadata object
+    sent none and left the rewrite in place (while the log said "restored")."""
+    from spark_destination.runtime.execute.executor import Executor
+    from tests.spark.test_alter_table_grpc import seed, state
+
+    columns = [column("id", "INT", pk=True), column("code", "STRING"), column("v", "INT")]
+    seed(dest, "t", columns, [["1", "10", "5"], ["2", "20", "6"]])
+    target = [column("id", "INT", pk=True), column("code", "INT", pk=True), column("v", "LONG")]
+    real_sql = Executor.sql
+    failed: list[str] = []
+
+    def flaky(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
+        if what.startswith("set identifier fields") and not failed:
+            failed.append(what)
+            raise RuntimeError("injected failure")
+        return real_sql(self, text, what=what, **kwargs)
+
+    monkeypatch.setattr(Executor, "sql", flaky)
+    before = state(lake, dest, "t")
+    assert dest.alter("t", target).WhichOneof("response") == "task"
+    assert failed
+    assert state(lake, dest, "t") == before
+    _ok(dest.alter("t", target))
+    assert [c.name for c in dest.describe("t").table.columns if c.primary_key] == ["id", "code"]
