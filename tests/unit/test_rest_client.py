@@ -191,3 +191,25 @@ def test_a_frozen_program_finds_the_jars_it_carries(
     monkeypatch.setattr(rest_client, "BUNDLED_FOLDER", bundled)
     found = rest_client.source_jars(tmp_path / "empty-cache")
     assert found is not None and all(p.parent == bundled for p in found)
+
+
+def test_a_running_session_without_the_client_refuses_a_rest_catalog() -> None:
+    """A request naming a REST catalog on a JVM started without the client jar: refused with
+    how to install it, before Spark would fail on a missing class."""
+    from types import SimpleNamespace
+
+    from spark_destination.runtime.spark.catalogs import CatalogSpec
+    from tests.support.fake_spark import FakeConf, FakeSession
+
+    def live(jars: str) -> FakeSession:
+        fake = FakeSession()
+        fake.sparkContext = SimpleNamespace(getConf=lambda: FakeConf({"spark.jars": jars}))  # type: ignore[attr-defined]
+        return fake
+
+    spec = CatalogSpec(name="rst", type=CatalogType.REST, uri="http://catalog.example")
+    bundled = "/x/iceberg-spark-runtime-3.5_2.12-1.10.2.jar,/c/iceberg-shaded-jackson-2.15.2-ab.jar"
+    with pytest.raises(ConfigurationError, match="restart the destination"):
+        session.register_catalog(live(bundled), spec)  # type: ignore[arg-type]
+    with_client = live(bundled + ",/c/iceberg-shaded-httpclient5-5.6.4-cd.jar")
+    session.register_catalog(with_client, spec)  # type: ignore[arg-type]
+    assert with_client.conf.get("spark.sql.catalog.rst.type") == "rest"

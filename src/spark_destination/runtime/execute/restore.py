@@ -7,7 +7,8 @@ before running a plan the current metadata of each table it touches is read, and
 fails each table is put back with Iceberg's own ``TableOperations.commit(current, before)``
 (optimistic: it fails if the table moves meanwhile), which restores schema, properties,
 identifier fields, the snapshot list and the current snapshot; a table the request created is
-dropped.
+dropped. A REST catalog takes changes rather than whole metadata, so there the commit carries
+the updates that lead back to ``before`` (``_reverted``).
 
 Other writers (a compaction job, another pipeline) may commit to the same tables. Putting a
 table back over their commits would erase them, so a table is put back only when every commit
