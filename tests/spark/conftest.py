@@ -10,7 +10,9 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog (modules whose
 fixtures build requests without ``catalog_configuration`` do not follow it yet); a module
 parametrizes ``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on
-every run.
+every run. ``rest`` does the same against a real Iceberg REST catalog server
+(``local_services.rest_catalog``; needs the HTTP client jars ``scripts/bootstrap.sh`` installs,
+else those tests skip).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pytest
 
 from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.local_services import rest_catalog as rest
 from spark_destination.local_services.metastore import (
     Metastore,
     destination_configuration,
@@ -50,6 +53,8 @@ WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
 CATALOG = os.environ.get("SPARK_DESTINATION_CATALOG", "hadoop")
 # The catalog name a Hive metastore's tables get in requests and in the ``Lake``.
 HIVE_CATALOG = "hms"
+# The same for the REST catalog server's tables.
+REST_CATALOG = "rst"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -116,9 +121,24 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
         yield running
 
 
+@pytest.fixture(scope="session")
+def rest_catalog(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[rest.RestCatalog]:
+    """A real Iceberg REST catalog server for the run (its fault hook on), stopped by its pid.
+    Skips when the session's JVM has no REST client (HTTP client jars not installed)."""
+    from spark_destination.runtime.spark.rest_client import install_hint
+    from spark_destination.runtime.spark.session import has_rest_client
+
+    if not has_rest_client(spark):
+        pytest.skip(install_hint())
+    with rest.rest_catalog(tmp_path_factory.mktemp("rest_catalog"), faults=True) as running:
+        yield running
+
+
 @pytest.fixture
 def catalog_kind(request: pytest.FixtureRequest) -> str:
-    """``hadoop`` or ``hive``: the test's parameter (``indirect``), else ``CATALOG``."""
+    """``hadoop``, ``hive`` or ``rest``: the test's parameter (``indirect``), else ``CATALOG``."""
     return str(getattr(request, "param", CATALOG))
 
 
@@ -127,6 +147,9 @@ def catalog_configuration(catalog_kind: str, request: pytest.FixtureRequest) -> 
     """The configuration keys that point requests at the test's catalog."""
     if catalog_kind == "hadoop":
         return {}
+    if catalog_kind == "rest":
+        server: rest.RestCatalog = request.getfixturevalue("rest_catalog")
+        return {"catalog": REST_CATALOG, **rest.destination_configuration(server)}
     assert catalog_kind == "hive", catalog_kind
     metastore: Metastore = request.getfixturevalue("metastore")
     return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
@@ -163,14 +186,15 @@ def lake(
     if not catalog_configuration:
         return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
     spec = CatalogSpec(
-        name=HIVE_CATALOG,
-        type=CatalogType.HIVE,
+        name=catalog_configuration["catalog"],
+        type=CatalogType(catalog_configuration["catalog_type"]),
         uri=catalog_configuration["catalog_uri"],
+        credential=catalog_configuration.get("catalog_credential", ""),
         warehouse=catalog_configuration["warehouse"],
     )
     return Lake(
         session=spark,
-        catalog=HIVE_CATALOG,
+        catalog=spec.name,
         flush=engine.flush_pending,
         prepare=lambda session: register_catalog(session, spec),
     )

@@ -1,5 +1,5 @@
 """Batch-file decoding (runtime.batch: envelope, csv_text) against the Fivetran-style writer
-(tester.batch_writer).
+(replay.batch_writer).
 
 Pure Python + pyarrow: no Spark. Values that must never leak into error messages are called
 SECRET-something so the assertions can look for them.

@@ -108,7 +108,6 @@ def test_executor_memory_and_cores_reach_spark() -> None:
     [
         ({"catalog_type": "glue"}, "catalog_type 'glue' must be one of"),
         ({"catalog_type": "rest", "jar_source": "maven"}, "needs catalog_uri"),
-        ({"catalog_type": "rest", "catalog_uri": "https://r"}, "needs jar_source maven"),
         ({"catalog_type": "hive"}, "needs catalog_uri"),
         ({"catalog_uri": "https://r"}, "not hadoop"),
         ({"executor_memory": "lots"}, "executor_memory"),

@@ -1,5 +1,5 @@
 """Parquet batch files (runtime.parquet_files) written the way AvroParquetWriter does
-(tester.batch_writer), decoded to the same typed table as the CSV of the same rows."""
+(replay.batch_writer), decoded to the same typed table as the CSV of the same rows."""
 
 from __future__ import annotations
 

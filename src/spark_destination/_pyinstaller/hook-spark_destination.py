@@ -9,7 +9,10 @@
 - every sqlglot module: with sqlglotc installed most are compiled extensions, which import
   their ``<module>__mypyc`` helpers (and each other) from C, where PyInstaller's import scan
   does not look;
-- this package's data (templates, samples, the log4j configuration).
+- this package's data (templates, samples, the log4j configuration);
+- the REST catalog's HTTP client jars, when installed where this freezes
+  (``scripts/bootstrap.sh``): the program builds its relocated jar from them at start-up, as
+  it builds the Jackson one. Without them the program refuses ``catalog_type=rest``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from PyInstaller.utils.hooks import collect_data_files, collect_submodules
+from PyInstaller.utils.hooks import collect_data_files, collect_submodules, logger
+
+from spark_destination.runtime.spark import rest_client
 
 
 def _package_dir(name: str) -> Path:
@@ -47,5 +52,13 @@ datas = [
         for jar in sorted(_iceberg.glob("iceberg-spark-runtime-3.5_2.12-*.jar"))
     ),
 ]
+_rest_jars = rest_client.source_jars()
+if _rest_jars is None:
+    logger.warning(
+        "spark-destination: %s; the frozen program will refuse it", rest_client.install_hint()
+    )
+else:
+    _bundled = str(rest_client.BUNDLED_FOLDER.relative_to(_package_dir("spark_destination").parent))
+    datas += [(str(jar), _bundled) for jar in _rest_jars]
 # Stub generation only; never imported at run time.
 excludedimports = ["grpc_tools"]

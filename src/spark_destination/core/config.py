@@ -288,8 +288,8 @@ class DestinationConfig:
         parse=parsers.choice(CatalogType),
         label="Catalog type",
         description="hadoop: metadata in the warehouse folder; rest: an Iceberg REST catalog "
-        "(Polaris, Unity Catalog, Nessie, Glue; needs Iceberg jar source maven); hive: a Hive "
-        "metastore.",
+        "(Polaris, Unity Catalog, Nessie, Glue; the bundled jars need the HTTP client "
+        "scripts/bootstrap.sh installs); hive: a Hive metastore.",
         kind=FormKind.DROPDOWN,
     )
     catalog_uri: str = setting(
@@ -428,15 +428,6 @@ class DestinationConfig:
             if override.table == f"{schema}.{table}":
                 values[override.key] = override.value
         return LayoutSettings(**values)
-
-    def __post_init__(self) -> None:
-        if self.catalog_type is CatalogType.REST and self.jar_source is JarSource.BUNDLED:
-            # The runtime jar on PyPI lacks Iceberg's shaded HttpClient 5, which the REST client
-            # needs: it would fail on the first request with a NoClassDefFoundError.
-            raise ConfigurationError(
-                "catalog_type rest needs jar_source maven (the bundled Iceberg jar lacks the "
-                "HTTP client the REST catalog uses)"
-            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

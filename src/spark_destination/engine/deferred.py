@@ -8,7 +8,7 @@ them from the intermediate table the first time a request touches the table (the
 after a start or a failure), so rows left pending by a stopped or killed process are found:
 they are flushed before that request runs.
 
-A flush runs (``runtime.execute.pending.run_flush``) on the timer or the record threshold
+A flush runs (``runtime.execute.deferred.run_flush``) on the timer or the record threshold
 (``flush_scheduler``), before any request that needs the table's true contents or schema
 (``settle``: every request but a deferred WriteBatch and DescribeTable, maintenance included),
 on demand (``spark-destination flush``) and at a graceful stop (``close``). Each flush logs

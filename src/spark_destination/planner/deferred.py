@@ -148,7 +148,7 @@ def plan_flush(table: TableRef, current: Table, pending: TableRef, *, target: Ta
     (and, when the key can filter the table's scan, their distinct keys), fold the rows up to
     the highest counter into the table, delete them from ``pending``. The runtime binds the
     highest counter it read, and the keys when at most the target's ``flush_filter_slots``
-    (``runtime.execute.pending``)."""
+    (``runtime.execute.deferred``)."""
     key = merge_key(current)
     slots = target.flush_filter_slots
     filtered = filter_key(current.columns, key) if slots > 0 else ()

@@ -253,7 +253,7 @@ class FlushPendingOp:
     ``HIGH_MARKER`` into ``table`` with one MERGE (one commit), as if each row were applied in
     counter order: a delete makes the key absent, an upsert makes it present with the row's
     values (NULL where unmodified when absent before), an update overlays its values and is
-    ignored while the key is absent (``dialects.lowering.pending`` says how, and why a
+    ignored while the key is absent (``dialects.lowering.deferred`` says how, and why a
     re-run is safe). ``columns`` are every column of ``table``. Up to ``filter_slots``
     distinct values of the ``filter_key`` columns may bind as a filter on the table's scan, as
     in ``MergeBatchOp``: without it the MERGE's join moves every row of the table; with it,

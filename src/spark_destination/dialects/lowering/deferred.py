@@ -38,7 +38,7 @@ update before ``U`` set a column no row from ``U`` on sets: the first run insert
 (the update was ignored: the key was absent), a second run finds the key and overlays the
 update's value. No fold of the pending rows alone can tell "present
 before the flush" from "inserted by an earlier run of it", so the flush that re-runs must know
-whether its earlier run committed: ``runtime.execute.pending`` records the table's snapshot
+whether its earlier run committed: ``runtime.execute.deferred`` records the table's snapshot
 before each MERGE and, after a crash, runs only the clean-up when the table has moved on since.
 Appending more rows meanwhile changes nothing: only rows up to the highest counter a flush
 read are folded and then deleted.
@@ -95,7 +95,7 @@ REPLACED_PREFIX: Final = "__sd_replaced_"
 # Aliases of the flush's two window passes.
 DELETES_ALIAS: Final = "d"
 ROWS_ALIAS: Final = "r"
-# What ``PendingStatsOp`` returns, in order (``runtime.execute.pending`` reads it).
+# What ``PendingStatsOp`` returns, in order (``runtime.execute.deferred`` reads it).
 STATS_OUTPUTS: Final = ("low", "high", "rows", "batches", "last_batch")
 
 

@@ -14,7 +14,7 @@ statement, and every snapshot the request makes says:
 - ``spark-destination.started-at-ms``: when the request started (the snapshot's own
   ``committed_at`` ends it);
 - ``spark-destination.flush-id``: a deferred-mode merge flush's id, so that a later flush tells
-  its own commit from another writer's (``runtime.execute.pending``).
+  its own commit from another writer's (``runtime.execute.deferred``).
 
 With that, after ``CommitStateUnknownException`` (the catalog may or may not have applied the
 commit) the executor looks for its snapshot (``landed``), and a failed request undoes only

@@ -10,7 +10,7 @@ that fails on its own (a statement raises) leaves both tables as they were befor
   changed; the next flush folds them (with any appended since);
 * killed after its MERGE committed, before the clean-up: the table has the rows, and they
   are still pending. Folding them again is harmless for almost every key, but not all
-  (``dialects.lowering.pending``: a key absent before the flush, updated and then upserted
+  (``dialects.lowering.deferred``: a key absent before the flush, updated and then upserted
   while pending), so each flush first records in the intermediate table's properties
   (``MARKER_PROPERTY``) the highest counter it folds and the table's snapshot before its
   MERGE, and gives the MERGE's commit an id of its own in its snapshot summary

@@ -26,7 +26,7 @@ from typing import Final
 from spark_destination.core.errors import DestinationError
 
 # A merge flush has written its record in the intermediate table; its MERGE has not run yet
-# (``runtime.execute.pending.run_flush``).
+# (``runtime.execute.deferred.run_flush``).
 FLUSH_RECORDED: Final = "flush recorded"
 
 

@@ -7,7 +7,8 @@ before running a plan the current metadata of each table it touches is read, and
 fails each table is put back with Iceberg's own ``TableOperations.commit(current, before)``
 (optimistic: it fails if the table moves meanwhile), which restores schema, properties,
 identifier fields, the snapshot list and the current snapshot; a table the request created is
-dropped.
+dropped. A REST catalog takes changes rather than whole metadata, so there the commit carries
+the updates that lead back to ``before`` (``_reverted``).
 
 Other writers (a compaction job, another pipeline) may commit to the same tables. Putting a
 table back over their commits would erase them, so a table is put back only when every commit
@@ -109,8 +110,59 @@ def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.C
         catalog.dropTable(ident)
         log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
         return
-    ops.commit(current, before)
+    ops.commit(current, _target(session, ops, current, before))
     log.info("restored %s.%s to its state before the failed request", ref.schema, ref.name)
+
+
+# A REST catalog's operations send the changes a metadata object records (its ``changes()``),
+# not the object: given ``before`` as it was loaded (no changes), a commit sent nothing and the
+# table stayed as the failed request left it, while the log said "restored".
+_REST_OPERATIONS = "org.apache.iceberg.rest.RESTTableOperations"
+
+
+def _target(session: SparkSession, ops: Any, current: Any, before: Any) -> Any:
+    """What to commit over ``current`` to get ``before``'s state back: ``before`` itself for
+    catalogs that swap whole metadata files (Hadoop, Hive); for a REST catalog, ``current``
+    with the updates that lead back (``_reverted``)."""
+    if str(ops.getClass().getName()) != _REST_OPERATIONS:
+        return before
+    return _reverted(session, current, before)
+
+
+def _reverted(session: SparkSession, current: Any, before: Any) -> Any:
+    """``current`` changed back to ``before``'s schema, spec, sort order, properties and main
+    branch, without the snapshots added since; each change recorded, as a REST commit needs.
+    (The schemas, specs and orders ``before`` used are all still in ``current``: Iceberg keeps
+    them.)"""
+    jvm = session._jvm
+    assert jvm is not None
+    builder = jvm.org.apache.iceberg.TableMetadata.buildFrom(current)
+    builder.setCurrentSchema(before.currentSchemaId())
+    builder.setDefaultPartitionSpec(before.defaultSpecId())
+    builder.setDefaultSortOrder(before.defaultSortOrderId())
+    wanted = before.properties()
+    builder.setProperties(wanted)
+    extra = jvm.java.util.HashSet()
+    for key in current.properties().keySet():
+        if not wanted.containsKey(key):
+            extra.add(key)
+    if not extra.isEmpty():
+        builder.removeProperties(extra)
+    main = jvm.org.apache.iceberg.SnapshotRef.MAIN_BRANCH
+    snapshot = before.currentSnapshot()
+    if snapshot is not None:
+        builder.setBranchSnapshot(snapshot.snapshotId(), main)
+    elif current.currentSnapshot() is not None:
+        builder.removeRef(main)
+    had = {int(s.snapshotId()) for s in before.snapshots()}
+    # A Set of Longs: the builder's other removeSnapshots takes a List of Snapshots.
+    added = jvm.java.util.HashSet()
+    for s in current.snapshots():
+        if int(s.snapshotId()) not in had:
+            added.add(jvm.java.lang.Long.valueOf(str(s.snapshotId())))
+    if not added.isEmpty():
+        builder.removeSnapshots(added)
+    return builder.build()
 
 
 def _foreign_commit(current: Any, before: Any, ours: frozenset[str], request_id: str) -> str | None:

@@ -67,6 +67,18 @@ COLUMN_TYPE_HINT: Final = (
     "(Iceberg keeps the Hive schema in step with its own, and dropping a column moves the "
     "columns after it)"
 )
+# A REST catalog answered 401 (for the token request or a call): the credential is wrong. The
+# message never quotes the credential, only the key that holds it.
+CREDENTIAL_HINT: Final = (
+    "the REST catalog refused the OAuth2 credential: check catalog_credential "
+    "('client_id:client_secret' of a client the catalog knows)"
+)
+FORBIDDEN_HINT: Final = (
+    "the REST catalog refused the call for the client of catalog_credential: grant that "
+    "client the privileges to create, alter and drop tables in the warehouse"
+)
+NOT_AUTHORIZED: Final = "org.apache.iceberg.exceptions.NotAuthorizedException"
+FORBIDDEN: Final = "org.apache.iceberg.exceptions.ForbiddenException"
 _INCOMPATIBLE_COLUMNS: Final = "types incompatible with the existing columns"
 HIVE_LOCK_EXCEPTION: Final = "org.apache.iceberg.hive.LockException"
 METASTORE_REFUSAL: Final = "org.apache.hadoop.hive.metastore.api.InvalidOperationException"
@@ -76,6 +88,10 @@ def catalog_hint(classes: Collection[str], text: str) -> str | None:
     """What a catalog's refusal means and the setting to change, or None."""
     if HIVE_LOCK_EXCEPTION in classes:
         return LOCK_HINT
+    if NOT_AUTHORIZED in classes:
+        return CREDENTIAL_HINT
+    if FORBIDDEN in classes:
+        return FORBIDDEN_HINT
     if _INCOMPATIBLE_COLUMNS in text:
         return COLUMN_TYPE_HINT
     return None

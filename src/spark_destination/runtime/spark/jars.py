@@ -1,13 +1,19 @@
 """The jars a local Spark needs for Iceberg, found in installed Python packages (no Maven).
 
-Two jars go on ``spark.jars`` in the bundled mode:
+The jars that go on ``spark.jars`` in the bundled mode:
 
 * the Iceberg Spark runtime from the ``snowpark-connect-deps-iceberg`` wheel;
 * a jar of Jackson classes relocated to ``org.apache.iceberg.shaded.com.fasterxml.jackson``.
   The runtime jar in that wheel was built without Iceberg's shaded Jackson, so every metadata
   write fails with ``NoClassDefFoundError: org/apache/iceberg/shaded/.../JsonFactoryBuilder``.
   We rebuild the missing classes from the Jackson 2.15.2 jars that pyspark already ships, the
-  same relocation maven-shade does: rename the class files and rewrite their constant pools.
+  same relocation maven-shade does: rename the class files and rewrite their constant pools;
+* when installed, a jar of Apache HttpClient 5 relocated to
+  ``org.apache.iceberg.shaded.org.apache.hc``, which the runtime jar's REST catalog client
+  needs and also lacks (``rest_client``: its sources are Debian's jars, installed beforehand).
+
+One engine builds both: a ``RelocatedJarSpec`` says which package moves where and which
+resources outside it are kept; ``build_relocated_jar`` writes and caches the jar.
 
 The relocation is pure Python. A class file keeps every cross reference as a constant-pool
 index, and the strings that name classes (internal names, descriptors, signatures, dotted
@@ -135,6 +141,22 @@ class Relocation:
 
 
 JACKSON_RELOCATION = Relocation(source=SOURCE_PACKAGE, target=TARGET_PACKAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class RelocatedJarSpec:
+    """What one relocated jar is: its file-name stem, the package move, and the resources
+    outside the moved package that its sources may carry and that are kept as they are."""
+
+    stem: str
+    relocation: Relocation
+    kept_resources: frozenset[str] = frozenset()
+    # (entry name, bytes) written as they are after the relocated entries: classes the
+    # sources need that nothing on the class path provides (``jdk_net_stubs``).
+    extra_entries: tuple[tuple[str, bytes], ...] = ()
+
+
+JACKSON_JAR = RelocatedJarSpec(stem="iceberg-shaded-jackson", relocation=JACKSON_RELOCATION)
 
 
 # --- Class-file constant pool --------------------------------------------------------------
@@ -325,8 +347,12 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "spark-destination"
 
 
-def _cache_key(sources: tuple[Path, ...], relocation: Relocation) -> str:
+def _cache_key(
+    sources: tuple[Path, ...], relocation: Relocation, extra: tuple[tuple[str, bytes], ...] = ()
+) -> str:
     digest = hashlib.sha256(f"format={_BUILD_FORMAT}\n{relocation}\n".encode())
+    for name, data in extra:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     for jar in sources:
         digest.update(jar.name.encode() + b"\0")
         digest.update(hashlib.sha256(jar.read_bytes()).digest())
@@ -334,27 +360,35 @@ def _cache_key(sources: tuple[Path, ...], relocation: Relocation) -> str:
 
 
 def relocated_jackson_jar(cache_dir: Path | None = None) -> Path:
-    """The relocated Jackson jar, built on first use and cached by a hash of its inputs.
+    """The relocated Jackson jar, built on first use and cached by a hash of its inputs."""
+    sources = jackson_source_jars()
+    version = _jar_version(sources[1], "jackson-core")
+    return build_relocated_jar(JACKSON_JAR, sources, version, cache_dir)
 
-    The name carries the hash of the source jars and of the build format, so a changed pyspark
+
+def build_relocated_jar(
+    spec: RelocatedJarSpec, sources: tuple[Path, ...], version: str, cache_dir: Path | None = None
+) -> Path:
+    """``spec``'s jar from ``sources``, built on first use and cached by a hash of its inputs.
+
+    The name carries the hash of the source jars and of the build format, so a changed source
     or a changed builder gives a new file rather than a stale one. The jar is written to a temp
     file in the same folder and renamed into place: rename is atomic on one filesystem, so a
     concurrent process sees either no jar or a complete one, never a partial write; two
     processes racing both write identical bytes and the last rename wins.
     """
     cache_dir = (cache_dir or default_cache_dir()).expanduser().absolute()
-    sources = jackson_source_jars()
-    version = _jar_version(sources[1], "jackson-core")
-    target = cache_dir / (
-        f"iceberg-shaded-jackson-{version}-{_cache_key(sources, JACKSON_RELOCATION)}.jar"
-    )
+    key = _cache_key(sources, spec.relocation, spec.extra_entries)
+    target = cache_dir / f"{spec.stem}-{version}-{key}.jar"
     if target.is_file():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(dir=cache_dir, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            write_relocated_jar(handle, sources, JACKSON_RELOCATION)
+            write_relocated_jar(
+                handle, sources, spec.relocation, spec.kept_resources, spec.extra_entries
+            )
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, target)
@@ -369,7 +403,7 @@ _MANIFEST = (
     # The jackson-core classes in META-INF/versions/{11,17,19} (FastDoubleParser) are the
     # faster per-JDK variants; keeping the flag keeps Jackson's own behaviour on JDK 17.
     "Multi-Release: true\r\n"
-    "Created-By: spark-destination (Jackson relocated for Iceberg)\r\n"
+    "Created-By: spark-destination (relocated for Iceberg)\r\n"
     "\r\n"
 )
 
@@ -378,8 +412,10 @@ def write_relocated_jar(
     handle: IO[bytes],
     sources: tuple[Path, ...],
     relocation: Relocation,
+    kept: frozenset[str] = frozenset(),
+    extra: tuple[tuple[str, bytes], ...] = (),
 ) -> None:
-    """Write one jar holding the relocated content of every source jar."""
+    """Write one jar holding the relocated content of every source jar, then ``extra``."""
     seen: set[str] = set()
     with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as out:
         # The manifest goes first: JarInputStream only finds it there.
@@ -387,11 +423,16 @@ def write_relocated_jar(
         for source in sources:
             artifact = source.name.rsplit("-", 1)[0]
             with zipfile.ZipFile(source) as jar:
-                for name, data in _relocated_entries(jar, artifact, relocation):
+                for name, data in _relocated_entries(jar, artifact, relocation, kept):
                     if name in seen:
                         raise ConfigurationError(f"duplicate entry {name!r} from {source.name}")
                     seen.add(name)
                     _write_entry(out, name, data)
+        for name, data in extra:
+            if name in seen:
+                raise ConfigurationError(f"extra entry {name!r} is also in a source jar")
+            seen.add(name)
+            _write_entry(out, name, data)
 
 
 def _write_entry(out: zipfile.ZipFile, name: str, data: bytes) -> None:
@@ -406,7 +447,7 @@ _VERSIONED = re.compile(r"META-INF/versions/(\d+)/(.+)")
 
 
 def _relocated_entries(
-    jar: zipfile.ZipFile, artifact: str, relocation: Relocation
+    jar: zipfile.ZipFile, artifact: str, relocation: Relocation, kept: frozenset[str] = frozenset()
 ) -> Iterator[tuple[str, bytes]]:
     """The (name, bytes) entries one source jar contributes to the relocated jar."""
     source_dir = relocation.source.replace(".", "/")
@@ -433,14 +474,55 @@ def _relocated_entries(
             # ServiceLoader looks files up by the (relocated) interface name and reads the
             # implementation names from their lines.
             yield relocation.apply_text(name), relocation.apply(jar.read(info))
+        elif name in kept:
+            # A resource the relocated code loads by its own, unrelocated, path (HttpClient's
+            # public-suffix list: ``/org/publicsuffix/list/effective_tld_names.dat``).
+            yield name, jar.read(info)
         elif name.startswith("META-INF/") and "/" not in name.removeprefix("META-INF/"):
             # LICENSE, NOTICE and friends: kept for attribution, one folder per artifact
             # because several jars carry a file of the same name.
             yield f"META-INF/{artifact}/{name.removeprefix('META-INF/')}", jar.read(info)
         else:
-            # A class outside the Jackson packages would be a duplicate of one already on
-            # Spark's class path; none exists in Jackson 2.15.2, so fail loudly if one appears.
+            # A class outside the moved packages would be a duplicate of one already on
+            # Spark's class path; none exists in the sources, so fail loudly if one appears.
             raise ConfigurationError(
-                f"unexpected entry {name!r} in {artifact}; the Jackson relocation does not "
-                f"know how to handle it"
+                f"unexpected entry {name!r} in {artifact}; the relocation to "
+                f"{relocation.target} does not know how to handle it"
             )
+
+
+# --- Checking a relocation is complete ------------------------------------------------------
+
+# A field or method descriptor's class names: ``Lpkg/Name;``.
+_DESCRIPTOR_CLASS = re.compile(rb"L([A-Za-z0-9_$/]+);")
+
+
+def class_references(jar: Path, package: str) -> frozenset[str]:
+    """The internal names of classes under ``package`` (dotted, ending in '.') that the classes
+    in ``jar`` refer to: CONSTANT_Class entries and class names inside descriptors."""
+    prefix = package.replace(".", "/").encode()
+    found: set[str] = set()
+    with zipfile.ZipFile(jar) as archive:
+        for name in archive.namelist():
+            if not name.endswith(".class") or name.endswith("module-info.class"):
+                continue
+            data = archive.read(name)
+            if prefix not in data:
+                continue
+            pool = parse_constant_pool(data)
+            for entry in pool.entries:
+                if entry is None or entry.tag != _TAG_UTF8 or prefix not in entry.payload:
+                    continue
+                text = entry.utf8
+                names = [m.group(1) for m in _DESCRIPTOR_CLASS.finditer(text)]
+                if text.startswith(prefix) and b";" not in text:
+                    names.append(text)  # a CONSTANT_Class's plain internal name
+                found.update(n.decode() for n in names if n.startswith(prefix))
+    return frozenset(found)
+
+
+def defined_classes(jar: Path) -> frozenset[str]:
+    """The internal names of the classes a jar defines (multi-release variants included)."""
+    with zipfile.ZipFile(jar) as archive:
+        names = (_VERSIONED.sub(r"\2", n) for n in archive.namelist() if n.endswith(".class"))
+        return frozenset(n.removesuffix(".class") for n in names)

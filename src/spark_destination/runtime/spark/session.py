@@ -32,6 +32,11 @@ from spark_destination.runtime.spark.jars import (
     relocated_jackson_jar,
 )
 from spark_destination.runtime.spark.java import ensure_java_env
+from spark_destination.runtime.spark.rest_client import (
+    HTTP_CLIENT_JAR,
+    install_hint,
+    rest_client_jar,
+)
 
 if TYPE_CHECKING:
     from pyspark import SparkConf
@@ -187,7 +192,14 @@ def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     # Iceberg runtime is the bundled one.
     resolved = (("spark.jars.packages", extra),) if extra else ()
     cache = Path(settings.jar_cache_dir) if settings.jar_cache_dir else default_cache_dir()
-    jars = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
+    jars: tuple[Path, ...] = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
+    # The REST client's HTTP library goes on whenever it is installed, whatever the catalog
+    # type: jars are fixed at JVM start, and a later request may name a REST catalog.
+    http_client = rest_client_jar(cache)
+    if http_client is not None:
+        jars += (http_client,)
+    elif settings.catalog_type is CatalogType.REST:
+        raise ConfigurationError(install_hint())
     for jar in jars:
         if "," in str(jar):
             # spark.jars is comma-separated, with no escaping.
@@ -362,6 +374,10 @@ def register_catalog(
         if isinstance(catalog, CatalogSpec)
         else CatalogSpec(name=catalog, warehouse=warehouse)
     )
+    if spec.type is CatalogType.REST and not has_rest_client(session):
+        raise ConfigurationError(
+            f"{install_hint()}; then restart the destination (jars are fixed when it starts)"
+        )
     entries = spec.conf()
     class_key = spec.prefix
     current_class = session.conf.get(class_key, None)
@@ -377,6 +393,18 @@ def register_catalog(
         )
     for key, value in entries:
         session.conf.set(key, value)
+
+
+def has_rest_client(session: SparkSession) -> bool:
+    """Whether the live JVM can run Iceberg's REST client: the official runtime from Maven
+    (which shades its HTTP client), or the bundled one with the relocated HttpClient jar."""
+    conf = session.sparkContext.getConf()
+    if _live_jar_source(conf).startswith(JarSource.MAVEN.value):
+        return True
+    pattern = f"{HTTP_CLIENT_JAR.stem}-*.jar"
+    return any(
+        Path(jar.strip()).match(pattern) for jar in (conf.get("spark.jars") or "").split(",")
+    )
 
 
 def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
