@@ -6,10 +6,11 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 (``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run, or is marked
 ``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
-``SPARK_DESTINATION_CATALOG=hive`` runs the suite against a real Hive metastore (started from
-pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog (modules whose fixtures build
-requests without ``catalog_configuration`` do not follow it yet); a module parametrizes
-``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
+``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
+from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog: every request and
+``Lake`` gets its catalog from ``catalog_configuration`` (or, for a driver that outlives a test,
+``run_catalog_configuration``). A module parametrizes ``catalog_kind`` (``indirect``) with
+``CATALOGS`` to run its tests against both on every run.
 """
 
 from __future__ import annotations
@@ -121,14 +122,27 @@ def catalog_kind(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", CATALOG))
 
 
+def _catalog_keys(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The configuration keys that point requests at catalog ``kind``."""
+    if kind == "hadoop":
+        return {}
+    assert kind == "hive", kind
+    metastore: Metastore = request.getfixturevalue("metastore")
+    return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
+
+
 @pytest.fixture
 def catalog_configuration(catalog_kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
     """The configuration keys that point requests at the test's catalog."""
-    if catalog_kind == "hadoop":
-        return {}
-    assert catalog_kind == "hive", catalog_kind
-    metastore: Metastore = request.getfixturevalue("metastore")
-    return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
+    return _catalog_keys(catalog_kind, request)
+
+
+@pytest.fixture(scope="session")
+def run_catalog_configuration(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The keys of ``CATALOG``, for drivers that live longer than a test (module-scoped: a
+    test's ``catalog_configuration`` cannot reach them); their tests must then not choose
+    another ``catalog_kind``."""
+    return _catalog_keys(CATALOG, request)
 
 
 @pytest.fixture
