@@ -7,10 +7,11 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 ``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
 ``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
-from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog: every request and
-``Lake`` gets its catalog from ``catalog_configuration`` (or, for a driver that outlives a test,
-``run_catalog_configuration``). A module parametrizes ``catalog_kind`` (``indirect``) with
-``CATALOGS`` to run its tests against both on every run.
+from pyspark's jars, ``tester.metastore``) instead of the Hadoop catalog: requests and the
+``Lake`` get their catalog from ``catalog_configuration`` (or, for a driver that outlives a test,
+``run_catalog_configuration``); tests that start a server process of their own (crashes,
+clusters) or are about a Hadoop warehouse's folders keep one. A module parametrizes
+``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
 """
 
 from __future__ import annotations
