@@ -6,11 +6,13 @@ server's default (the ``Lake`` flushes before it reads); a module parametrizes `
 (``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run, or is marked
 ``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
 
-``SPARK_DESTINATION_CATALOG=hive`` runs the suite against a real Hive metastore (started from
-pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog (modules whose
-fixtures build requests without ``catalog_configuration`` do not follow it yet); a module
-parametrizes ``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on
-every run. ``rest`` does the same against a real Iceberg REST catalog server
+``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
+from pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog: requests and
+the ``Lake`` get their catalog from ``catalog_configuration`` (or, for a driver that outlives a
+test, ``run_catalog_configuration``); tests that start a server process of their own (crashes,
+clusters) or are about a Hadoop warehouse's folders keep one. A module parametrizes
+``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
+``rest`` does the same against a real Iceberg REST catalog server
 (``local_services.rest_catalog``; needs the HTTP client jars ``scripts/bootstrap.sh`` installs,
 else those tests fail, or skip with ``SPARK_DESTINATION_REST_OPTIONAL=1``).
 """
@@ -150,17 +152,30 @@ def catalog_kind(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", CATALOG))
 
 
+def _catalog_keys(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The configuration keys that point requests at catalog ``kind``."""
+    if kind == "hadoop":
+        return {}
+    if kind == "rest":
+        server: rest.RestCatalog = request.getfixturevalue("rest_catalog")
+        return {"catalog": REST_CATALOG, **rest.destination_configuration(server)}
+    assert kind == "hive", kind
+    metastore: Metastore = request.getfixturevalue("metastore")
+    return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
+
+
 @pytest.fixture
 def catalog_configuration(catalog_kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
     """The configuration keys that point requests at the test's catalog."""
-    if catalog_kind == "hadoop":
-        return {}
-    if catalog_kind == "rest":
-        server: rest.RestCatalog = request.getfixturevalue("rest_catalog")
-        return {"catalog": REST_CATALOG, **rest.destination_configuration(server)}
-    assert catalog_kind == "hive", catalog_kind
-    metastore: Metastore = request.getfixturevalue("metastore")
-    return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
+    return _catalog_keys(catalog_kind, request)
+
+
+@pytest.fixture(scope="session")
+def run_catalog_configuration(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The keys of ``CATALOG``, for drivers that live longer than a test (module-scoped: a
+    test's ``catalog_configuration`` cannot reach them); their tests must then not choose
+    another ``catalog_kind``."""
+    return _catalog_keys(CATALOG, request)
 
 
 @pytest.fixture

@@ -255,14 +255,16 @@ def send_ok(
 
 @pytest.fixture(scope="module")
 def shared(
-    stub: pb_grpc.DestinationConnectorStub, tmp_path_factory: pytest.TempPathFactory
+    stub: pb_grpc.DestinationConnectorStub,
+    tmp_path_factory: pytest.TempPathFactory,
+    run_catalog_configuration: dict[str, str],
 ) -> Destination:
     """One seeded table for every file case: each case leaves it unchanged (that is what is
     checked), then adds one row with the good batch that proves the server still serves."""
     dest = Destination(
         stub=stub,
         workdir=tmp_path_factory.mktemp("bad_files"),
-        configuration={},
+        configuration=dict(run_catalog_configuration),
         schema="bad_files",
     )
     assert send_ok(dest, "orders", orders(), [["1", "1.00", "one", SYNC1, "false"]], create=True)
@@ -301,7 +303,8 @@ def test_bad_file_fails_cleanly(
     tmp_path: Path,
 ) -> None:
     caplog.set_level(logging.INFO)
-    dest = replace(shared, workdir=tmp_path, configuration={"bad_value_policy": policy})
+    configuration = {**shared.configuration, "bad_value_policy": policy}
+    dest = replace(shared, workdir=tmp_path, configuration=configuration)
     before = state(dest, lake, "orders")
     build, (where, *what) = FILE_CASES[name]
     files = build(dest)
@@ -384,12 +387,14 @@ def typed_row(key: str, **values: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def shared_typed(
-    stub: pb_grpc.DestinationConnectorStub, tmp_path_factory: pytest.TempPathFactory
+    stub: pb_grpc.DestinationConnectorStub,
+    tmp_path_factory: pytest.TempPathFactory,
+    run_catalog_configuration: dict[str, str],
 ) -> Destination:
     dest = Destination(
         stub=stub,
         workdir=tmp_path_factory.mktemp("bad_values"),
-        configuration={},
+        configuration=dict(run_catalog_configuration),
         schema="bad_values",
     )
     assert send_ok(dest, "typed", typed(), [typed_row("1")], create=True)

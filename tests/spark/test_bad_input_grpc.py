@@ -115,7 +115,7 @@ def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
     name: str, policy: str, dest: Destination, lake: Lake, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    dest.configuration = {"bad_value_policy": policy}
+    dest.configuration = {**dest.configuration, "bad_value_policy": policy}
     seed(dest, [["1", "1.00", "one", SYNC1, "false"], ["2", "2.00", "two", SYNC1, "false"]])
     rows_before = by_id(lake, dest)
     snapshots_before = lake.snapshot_count(dest.schema, "orders")

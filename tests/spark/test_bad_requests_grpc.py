@@ -107,8 +107,12 @@ def truncate_missing_column(dest: Destination) -> pb.TruncateResponse:
 
 
 def with_config(dest: Destination, **configuration: str) -> Destination:
+    """``dest`` (its catalog) with ``configuration``'s keys changed."""
     return Destination(
-        stub=dest.stub, workdir=dest.workdir, configuration=configuration, schema=dest.schema
+        stub=dest.stub,
+        workdir=dest.workdir,
+        configuration={**dest.configuration, **configuration},
+        schema=dest.schema,
     )
 
 

@@ -372,20 +372,27 @@ def _change(schema: str, step: Alter | Truncate) -> AlterTableRequest | Truncate
     )
 
 
-def _flush(engine: Engine, schema: str, table: str, how: Flush, pending: int) -> None:
+def _flush(
+    engine: Engine,
+    configuration: dict[str, str],
+    schema: str,
+    table: str,
+    how: Flush,
+    pending: int,
+) -> None:
     """Flush deferred mode's ``table``, interrupted if ``how`` says so and rows are pending;
     it must fold exactly the ``pending`` rows written since the last flush."""
     if pending and how is Flush.INTERRUPTED:
         event("interrupted flush")
         with _killed_before_the_clean_up(table):
-            engine.flush(DEFERRED, schema, table)
+            engine.flush(configuration, schema, table)
         return
     if pending:
-        outcome = engine.flush(DEFERRED, schema, table)
+        outcome = engine.flush(configuration, schema, table)
     else:
         # The flush returns before the MERGE, so it reaches no boundary to fail at.
         with faults.inject("before 1:ClearPendingOp", table=table) as hits:
-            outcome = engine.flush(DEFERRED, schema, table)
+            outcome = engine.flush(configuration, schema, table)
         assert not hits
     assert (outcome.rows if outcome else 0) == pending
 
@@ -415,11 +422,15 @@ def test_deferred_mode_gives_merge_modes_table(
     engine: Engine,
     lake: Lake,
     tmp_path_factory: pytest.TempPathFactory,
+    catalog_configuration: dict[str, str],
 ) -> None:
     number = next(_examples)
     folder = Path(tmp_path_factory.mktemp("equivalence"))
     merged, deferred = f"eq_{number}_merge", f"eq_{number}_deferred"
-    for schema, configuration in ((merged, MERGE), (deferred, DEFERRED)):
+    # Each mode on the test's catalog.
+    merge = {**catalog_configuration, **MERGE}
+    defer = {**catalog_configuration, **DEFERRED}
+    for schema, configuration in ((merged, merge), (deferred, defer)):
         for name in TABLES:
             table = Table(name=name, columns=COLUMNS)
             engine.apply(configuration, CreateTableRequest(schema=schema, table=table))
@@ -429,16 +440,16 @@ def test_deferred_mode_gives_merge_modes_table(
     for index, step in enumerate(steps):
         event(type(step).__name__)  # --hypothesis-show-statistics: what the examples held
         if isinstance(step, Write):
-            engine.apply(MERGE, _request(merged, step, folder, index))
-            engine.apply(DEFERRED, _request(deferred, step, folder, index))
+            engine.apply(merge, _request(merged, step, folder, index))
+            engine.apply(defer, _request(deferred, step, folder, index))
             pending[step.table] += step.batch.rows
             if step.batch.flush is not Flush.NO:
-                _flush(engine, deferred, step.table, step.batch.flush, pending[step.table])
+                _flush(engine, defer, deferred, step.table, step.batch.flush, pending[step.table])
                 pending[step.table] = 0
         else:
-            engine.apply(MERGE, _change(merged, step))
-            engine.apply(DEFERRED, _change(deferred, step))
+            engine.apply(merge, _change(merged, step))
+            engine.apply(defer, _change(deferred, step))
             pending[step.table] = 0
     for name in TABLES:
-        _flush(engine, deferred, name, Flush.YES, pending[name])
+        _flush(engine, defer, deferred, name, Flush.YES, pending[name])
         assert _table(lake, deferred, name) == _table(lake, merged, name)

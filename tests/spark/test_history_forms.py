@@ -30,6 +30,7 @@ from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.spark.session import SparkSettings
+from tests.support.destination import Lake
 from tests.support.requests import batch_request
 
 pytestmark = pytest.mark.spark
@@ -135,15 +136,13 @@ def _write(engine: Engine, folder: Path, table: Table, files: dict[str, list[lis
             key=keys[str(path)],
         )
         paths[kind] = (str(path),)
-    engine.apply(
-        {}, batch_request(SCHEMA, table, paths, params=PARAMS, keys=keys, history=True)
-    )
+    engine.apply({}, batch_request(SCHEMA, table, paths, params=PARAMS, keys=keys, history=True))
 
 
-def _rows(spark: SparkSession, table: Table) -> list[tuple[object, ...]]:
-    session = spark.newSession()  # the root session's catalog caches tables as last loaded
+def _rows(lake: Lake, table: Table) -> list[tuple[object, ...]]:
+    session = lake.child()  # the root session's catalog caches tables as last loaded
     session.conf.set("spark.sql.session.timeZone", "UTC")
-    frame = session.table(qualified("lake", SCHEMA, table.name))
+    frame = session.table(qualified(lake.catalog, SCHEMA, table.name))
     return sorted(tuple(r) for r in frame.collect())  # type: ignore[type-var]
 
 
@@ -162,9 +161,19 @@ def ran(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield texts
 
 
+@pytest.fixture
+def history_engine(
+    spark: SparkSession, spark_settings: SparkSettings, catalog_configuration: dict[str, str]
+) -> Engine:
+    """An engine on the shared session whose requests go to the test's catalog."""
+    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
+    provider = SessionProvider.shared(spark, parse_config(configuration))
+    return Engine(provider, defaults={**configuration, **catalog_configuration})
+
+
 def _both_ways(
-    spark: SparkSession,
-    settings: SparkSettings,
+    engine: Engine,
+    lake: Lake,
     folder: Path,
     ran: list[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -173,10 +182,6 @@ def _both_ways(
 ) -> tuple[list[tuple[object, ...]], list[list[str]]]:
     """The batches (the last one twice) through the engine's own choice of form, then through
     the general form; asserts both tables equal. Returns the rows and the engine's MERGEs."""
-    configuration = {"warehouse": settings.warehouse, "catalog": settings.catalog}
-    engine = Engine(
-        SessionProvider.shared(spark, parse_config(configuration)), defaults=configuration
-    )
     chosen = Table(name=f"{name}_chosen", columns=COLUMNS)
     general = Table(name=f"{name}_general", columns=COLUMNS)
     for table in (chosen, general):
@@ -200,8 +205,8 @@ def _both_ways(
             _write(engine, folder, general, batch)
         assert ran and all("`__sd_all`" in text for text in ran)
 
-    rows = _rows(spark, chosen)
-    assert rows == _rows(spark, general)
+    rows = _rows(lake, chosen)
+    assert rows == _rows(lake, general)
     return rows, merges
 
 
@@ -213,13 +218,13 @@ def _by_key(rows: list[tuple[object, ...]]) -> dict[object, list[tuple[object, .
 
 
 def test_the_full_versions_form_gives_the_general_forms_table(
-    spark: SparkSession,
-    spark_settings: SparkSettings,
+    history_engine: Engine,
+    lake: Lake,
     tmp_path: Path,
     ran: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rows, merges = _both_ways(spark, spark_settings, tmp_path, ran, monkeypatch, BATCHES, "full")
+    rows, merges = _both_ways(history_engine, lake, tmp_path, ran, monkeypatch, BATCHES, "full")
     assert [len(m) for m in merges] == [1] * (len(BATCHES) + 1)
     assert all("`__sd_keyed`" in m[0] and "__sd_all" not in m[0] for m in merges)
     by_key = _by_key(rows)
@@ -233,14 +238,14 @@ def test_the_full_versions_form_gives_the_general_forms_table(
 
 
 def test_the_filled_versions_form_gives_the_general_forms_table(
-    spark: SparkSession,
-    spark_settings: SparkSettings,
+    history_engine: Engine,
+    lake: Lake,
     tmp_path: Path,
     ran: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rows, merges = _both_ways(
-        spark, spark_settings, tmp_path, ran, monkeypatch, UPDATE_BATCHES, "filled"
+        history_engine, lake, tmp_path, ran, monkeypatch, UPDATE_BATCHES, "filled"
     )
     assert [len(m) for m in merges] == [1] * (len(UPDATE_BATCHES) + 1)
     # The first batch has no unmodified value (full versions); every later one has some.

@@ -1,6 +1,10 @@
 """A table with hostile names (generated with hypothesis) round-trips on Spark + Iceberg:
 CreateTable -> WriteBatch -> DescribeTable gives back exactly the names, types and rows sent.
 
+On a Hive metastore a schema or table name it does not take (``HIVE_NAME``) is refused by
+CreateTable, naming the name and the metastore's rule, and nothing is created; the round trip
+then runs with names it takes (column names are Iceberg's own: any is kept).
+
 Few examples in CI; ``HYPOTHESIS_SPARK_EXAMPLES`` runs more.
 """
 
@@ -8,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,6 +33,10 @@ _examples = itertools.count()
 # The Hadoop catalog makes schema and table names into folder names: each must be one plain
 # folder (``names.path_problem``; README, Threat model). Column names have no such limit.
 PATH_NAME = NAME.filter(lambda n: path_problem(n) is None)
+# The database and table names a Hive metastore takes and keeps as sent: ASCII letters (lower
+# case: it lowercases the rest), digits and '_', at most 128 characters (its lock table's
+# columns). Stated here apart from the destination's rule, which is what is tested.
+HIVE_NAME = re.compile(r"[a-z0-9_]{1,128}")
 
 
 @settings(
@@ -43,13 +53,15 @@ def test_hostile_names_round_trip(
     stub: pb_grpc.DestinationConnectorStub,
     lake: Lake,
     tmp_path_factory: pytest.TempPathFactory,
+    catalog_configuration: dict[str, str],
+    catalog_kind: str,
 ) -> None:
     number = next(_examples)
     # One fresh schema per example (the generated name plus a counter) so examples never meet.
     dest = Destination(
         stub=stub,
         workdir=Path(tmp_path_factory.mktemp("hostile")),
-        configuration={},
+        configuration=catalog_configuration,
         schema=f"{schema}_{number}",
     )
     key, *others = names
@@ -59,6 +71,8 @@ def test_hostile_names_round_trip(
         column("_fivetran_synced", "UTC_DATETIME"),
     ]
     header = [c.name for c in columns]
+    if catalog_kind == "hive":
+        dest, table = refused_by_the_metastore(dest, table, columns, number)
     created = dest.create(table, columns)
     assert created.WhichOneof("response") == "success", created
     values = ['a,b "q" `t`', "line\nbreak", "ünï 数据", ""]
@@ -78,3 +92,23 @@ def test_hostile_names_round_trip(
     stored = sorted(lake.rows(dest.schema, table), key=lambda r: r[key])
     assert [[str(r[key]), *(r[n] for n in others)] for r in stored] == [r[:-1] for r in rows]
     assert common.STRING in {c.type for c in described.table.columns}
+
+
+def refused_by_the_metastore(
+    dest: Destination, table: str, columns: list[common.Column], number: int
+) -> tuple[Destination, str]:
+    """On a Hive metastore: a schema or table name it does not take is refused, naming it and
+    the rule, with nothing created; the names to go on with (``HIVE_NAME``s)."""
+    for kind, name in (("schema", dest.schema), ("table", table)):
+        if HIVE_NAME.fullmatch(name):
+            continue
+        refused = dest.create(table, columns)
+        assert refused.WhichOneof("response") == "task", refused
+        assert f"{kind} name {name!r}" in refused.task.message, refused.task.message
+        assert "Hive metastore" in refused.task.message, refused.task.message
+        described = dest.describe(table)
+        assert described.WhichOneof("response") != "table", described
+        break
+    if not HIVE_NAME.fullmatch(dest.schema):
+        dest = replace(dest, schema=f"hostile_{number}")
+    return dest, table if HIVE_NAME.fullmatch(table) else f"hostile_table_{number}"

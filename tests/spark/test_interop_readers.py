@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import pytest
 from pyiceberg.table import StaticTable
 
 from spark_destination.core.model import DataType
+from spark_destination.dialects.quoting import qualified
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column
@@ -129,13 +131,15 @@ def ok(response: Any) -> None:
     assert response.WhichOneof("response") == "success", response
 
 
-def table_folder(warehouse: Path, schema: str, table: str) -> Path:
-    return warehouse / schema / table
-
-
-def latest_metadata(folder: Path) -> Path:
-    hint = (folder / "metadata" / "version-hint.text").read_text().strip()
-    return folder / "metadata" / f"v{hint}.metadata.json"
+def latest_metadata(lake: Lake, schema: str, table: str) -> Path:
+    """The table's current metadata file, found through its catalog (the Hadoop catalog names
+    it ``v<N>.metadata.json`` beside a version hint, a Hive metastore ``<N>-<uuid>.metadata.json``
+    with no hint): the other readers open that file, so they read what Spark reads."""
+    entries = qualified(lake.catalog, schema, table) + ".metadata_log_entries"
+    files = [row[0] for row in lake.child().table(entries).select("file").collect()]
+    # The newest has the highest version number (commits in one millisecond tie on time).
+    newest = max(files, key=lambda f: int(re.match(r"v?(\d+)", f.rsplit("/", 1)[-1])[1]))
+    return Path(newest.removeprefix("file:"))
 
 
 def normalised(value: Any) -> Any:
@@ -170,8 +174,8 @@ def arrow_rows(table: pa.Table) -> list[dict]:
     return [{k: normalised(v) for k, v in row.items()} for row in table.to_pylist()]
 
 
-def pyiceberg_rows(folder: Path, snapshot: int | None = None) -> list[dict]:
-    static = StaticTable.from_metadata(str(latest_metadata(folder)))
+def pyiceberg_rows(metadata: Path, snapshot: int | None = None) -> list[dict]:
+    static = StaticTable.from_metadata(str(metadata))
     return arrow_rows(static.scan(snapshot_id=snapshot).to_arrow())
 
 
@@ -189,14 +193,14 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def duckdb_rows(folder: Path, snapshot: int | None = None) -> list[dict]:
+def duckdb_rows(metadata: Path, snapshot: int | None = None) -> list[dict]:
     connection = duckdb_connection()
     try:
         if snapshot is None:
-            relation = connection.execute("SELECT * FROM iceberg_scan(?)", [str(folder)])
+            relation = connection.execute("SELECT * FROM iceberg_scan(?)", [str(metadata)])
         else:
             relation = connection.execute(
-                "SELECT * FROM iceberg_scan(?, snapshot_from_id = ?)", [str(folder), snapshot]
+                "SELECT * FROM iceberg_scan(?, snapshot_from_id = ?)", [str(metadata), snapshot]
             )
         return arrow_rows(relation.fetch_arrow_table())
     finally:
@@ -214,24 +218,24 @@ READERS = {"pyiceberg": pyiceberg_rows, "duckdb": duckdb_rows}
 
 
 def assert_every_reader_agrees(
-    lake: Lake, warehouse: Path, schema: str, table: str, *key: str, snapshot: int | None = None
+    lake: Lake, schema: str, table: str, *key: str, snapshot: int | None = None
 ) -> list[dict]:
     lake.settle()  # deferred mode: pending batches merged first (the readers read the table)
     expected = by_id(spark_rows(lake, schema, table, snapshot), *key)
-    folder = table_folder(warehouse, schema, table)
-    version = json.loads(latest_metadata(folder).read_text())["format-version"]
+    metadata = latest_metadata(lake, schema, table)
+    version = json.loads(metadata.read_text())["format-version"]
     for name, read in READERS.items():
         if version >= 3 and not READS_V3[name]:
             # Recorded as unable: it must refuse the table, not return other rows.
             with pytest.raises(Exception):  # noqa: B017 - any refusal; never other rows
-                read(folder, snapshot)
+                read(metadata, snapshot)
             continue
-        assert by_id(read(folder, snapshot), *key) == expected, name
+        assert by_id(read(metadata, snapshot), *key) == expected, name
     return expected
 
 
-def first_snapshot(folder: Path) -> int:
-    metadata = json.loads(latest_metadata(folder).read_text())
+def first_snapshot(lake: Lake, schema: str, table: str) -> int:
+    metadata = json.loads(latest_metadata(lake, schema, table).read_text())
     return int(min(metadata["snapshots"], key=lambda s: s["sequence-number"])["snapshot-id"])
 
 
@@ -242,15 +246,8 @@ def versioned(request: pytest.FixtureRequest, dest: Destination) -> Destination:
     return dest
 
 
-@pytest.fixture
-def warehouse(dest: Destination, lake: Lake) -> Path:
-    """The shared session's warehouse (its default catalog), where ``dest`` writes."""
-    location = lake.session.conf.get(f"spark.sql.catalog.{lake.catalog}.warehouse")
-    return Path(location.removeprefix("file:"))
-
-
 def test_every_type_after_upserts_updates_and_deletes_reads_the_same_everywhere(
-    versioned: Destination, lake: Lake, warehouse: Path
+    versioned: Destination, lake: Lake
 ) -> None:
     dest = versioned
     columns = every_type_columns()
@@ -264,9 +261,8 @@ def test_every_type_after_upserts_updates_and_deletes_reads_the_same_everywhere(
             replace=[dest.write_file(header, [[*row, synced, "false"] for row in ROWS])],
         )
     )
-    folder = table_folder(warehouse, dest.schema, "every_type")
     lake.settle()  # deferred mode: the first snapshot is the flush of the first batch
-    first = first_snapshot(folder)
+    first = first_snapshot(lake, dest.schema, "every_type")
     # An update with unmodified values, a soft delete (update file), a hard delete, an upsert.
     update = dest.write_file(
         ["id", "name", "count", "amount", SYNCED, DELETED],
@@ -278,20 +274,18 @@ def test_every_type_after_upserts_updates_and_deletes_reads_the_same_everywhere(
     delete = dest.write_file(["id", SYNCED], [["3", "2024-03-02T00:00:00Z"]])
     upsert = dest.write_file(header, [[*ROWS[3][:1], *ROWS[0][1:], synced, "false"]])
     ok(dest.write("every_type", columns, replace=[upsert], update=[update], delete=[delete]))
-    rows = assert_every_reader_agrees(lake, warehouse, dest.schema, "every_type", "id")
+    rows = assert_every_reader_agrees(lake, dest.schema, "every_type", "id")
     assert [r["id"] for r in rows] == [1, 2, 4]
     assert rows[0]["name"] == "renamed" and rows[0]["count"] == 2147483647
     assert rows[1][DELETED] is True and rows[1]["amount"] is None
     assert rows[0]["amount"] == Decimal("12345678901234.5678")
     # The table's first snapshot reads the same too (time travel).
-    old = assert_every_reader_agrees(
-        lake, warehouse, dest.schema, "every_type", "id", snapshot=first
-    )
+    old = assert_every_reader_agrees(lake, dest.schema, "every_type", "id", snapshot=first)
     assert [r["id"] for r in old] == [1, 2, 3, 4]
 
 
 def test_renamed_widened_and_dropped_columns_read_the_same_everywhere(
-    versioned: Destination, lake: Lake, warehouse: Path
+    versioned: Destination, lake: Lake
 ) -> None:
     dest = versioned
     columns = [
@@ -333,15 +327,13 @@ def test_renamed_widened_and_dropped_columns_read_the_same_everywhere(
         [c.name for c in evolved], [["3", "9223372036854775807", "c", "2024-03-02T00:00:00Z"]]
     )
     ok(dest.write("evolving", evolved, replace=[more]))
-    read = assert_every_reader_agrees(lake, warehouse, dest.schema, "evolving", "id")
+    read = assert_every_reader_agrees(lake, dest.schema, "evolving", "id")
     assert sorted(read[0]) == sorted(["id", "n", "new_name", SYNCED])
     assert [r["n"] for r in read] == [2147483647, -5, 9223372036854775807]
     assert [r["new_name"] for r in read] == ["a", "b", "c"]
 
 
-def test_a_history_mode_table_reads_the_same_everywhere(
-    versioned: Destination, lake: Lake, warehouse: Path
-) -> None:
+def test_a_history_mode_table_reads_the_same_everywhere(versioned: Destination, lake: Lake) -> None:
     dest = versioned
     columns = [
         column("id", "INT", pk=True),
@@ -399,7 +391,7 @@ def test_a_history_mode_table_reads_the_same_everywhere(
         ],
         delete=[dest.write_file(["id", END], [["2", "2024-01-03T00:00:00Z"]])],
     )
-    read = assert_every_reader_agrees(lake, warehouse, dest.schema, "hist", "id", START)
+    read = assert_every_reader_agrees(lake, dest.schema, "hist", "id", START)
     assert [(r["id"], r["v"], r[ACTIVE]) for r in read] == [
         (1, "a", False),
         (1, "a", True),

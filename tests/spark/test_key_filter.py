@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -28,6 +29,7 @@ from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine.engine import Engine, Result, SessionProvider
 from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.spark.session import SparkSettings
+from tests.support.destination import Lake
 from tests.support.requests import batch_request
 
 pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
@@ -66,42 +68,45 @@ class _Writer:
         return self.engine.apply(config or {}, request)
 
 
-def _engine(spark: SparkSession, settings: SparkSettings) -> Engine:
-    configuration = {"warehouse": settings.warehouse, "catalog": settings.catalog}
-    provider = SessionProvider.shared(spark, parse_config(configuration))
-    return Engine(provider, defaults=configuration)
+@pytest.fixture
+def create(
+    spark: SparkSession, spark_settings: SparkSettings, catalog_configuration: dict[str, str]
+) -> Callable[[Table], Engine]:
+    """Makes an engine on the shared session whose requests go to the test's catalog, and
+    creates a table through it."""
+
+    def created(table: Table) -> Engine:
+        configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
+        provider = SessionProvider.shared(spark, parse_config(configuration))
+        engine = Engine(provider, defaults={**configuration, **catalog_configuration})
+        engine.apply({}, CreateTableRequest(schema=SCHEMA, table=table))
+        return engine
+
+    return created
 
 
-def _created(spark: SparkSession, settings: SparkSettings, table: Table) -> Engine:
-    """An engine on the shared session, with ``table`` created through it."""
-    engine = _engine(spark, settings)
-    engine.apply({}, CreateTableRequest(schema=SCHEMA, table=table))
-    return engine
-
-
-def _data_files(spark: SparkSession, table: str = "t") -> set[str]:
-    name = qualified("lake", SCHEMA, table) + ".files"
+def _data_files(lake: Lake, table: str = "t") -> set[str]:
+    name = qualified(lake.catalog, SCHEMA, table) + ".files"
     return {
-        r[0]
-        for r in spark.newSession().sql(f"SELECT file_path FROM {name} WHERE content = 0").collect()
+        r[0] for r in lake.child().sql(f"SELECT file_path FROM {name} WHERE content = 0").collect()
     }  # noqa: S608
 
 
-def _rows(spark: SparkSession, table: str = "t") -> list[tuple[object, ...]]:
+def _rows(lake: Lake, table: str = "t") -> list[tuple[object, ...]]:
     # A new session: the root session's catalog caches the table as it last loaded it.
-    session = spark.newSession()
+    session = lake.child()
     session.conf.set("spark.sql.session.timeZone", "UTC")
-    rows = session.table(qualified("lake", SCHEMA, table)).where("id >= 1000").orderBy("id")
+    rows = session.table(qualified(lake.catalog, SCHEMA, table)).where("id >= 1000").orderBy("id")
     return [tuple(r) for r in rows.collect()]
 
 
 def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    create: Callable[[Table], Engine], lake: Lake, tmp_path: Path
 ) -> None:
-    engine = _created(spark, spark_settings, TABLE)
+    engine = create(TABLE)
     writer = _Writer(engine, tmp_path, TABLE)
     writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
-    old = _data_files(spark)
+    old = _data_files(lake)
     writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
     for path in old:  # the first batch's rows are gone from disk, not from the table
         os.remove(urlparse(path).path)
@@ -126,23 +131,23 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
     expected[1] = (1001, "b", 1, "upd")
     del expected[2]
     expected.append((3000, "b", 6, "six"))
-    assert _rows(spark) == expected
+    assert _rows(lake) == expected
 
 
 DEFERRED = {"write_mode": "deferred", "merge_interval_ms": "-1"}
 
 
 def test_a_merge_flush_reads_only_the_files_that_may_hold_its_pending_keys(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    create: Callable[[Table], Engine], lake: Lake, tmp_path: Path
 ) -> None:
     """Deferred mode: the flush binds the pending keys as the batch MERGE does. Unfiltered,
     its join moved every row of the table, so a flush of one small batch cost several times
     that batch's MERGE in merge mode."""
     table = dataclasses.replace(TABLE, name="flushed")
-    engine = _created(spark, spark_settings, table)
+    engine = create(table)
     writer = _Writer(engine, tmp_path, table)
     writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
-    old = _data_files(spark, "flushed")
+    old = _data_files(lake, "flushed")
     writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
     for path in old:  # the first batch's rows are gone from disk, not from the table
         os.remove(urlparse(path).path)
@@ -156,14 +161,14 @@ def test_a_merge_flush_reads_only_the_files_that_may_hold_its_pending_keys(
     expected[1] = (1001, "b", 1, "upd")
     del expected[2]
     expected.append((3000, "b", 6, "six"))
-    assert _rows(spark, "flushed") == expected
+    assert _rows(lake, "flushed") == expected
 
     # More keys than a batch MERGE binds: the flush's wide filter still keeps to them.
     wide = SPARK_ICEBERG.key_filter_slots + 20
     writer.write(DEFERRED, replace=[[str(4000 + i), "b", "3", "w"] for i in range(wide)])
     engine.flush(DEFERRED, SCHEMA, "flushed")
     expected += [(4000 + i, "b", 3, "w") for i in range(wide)]
-    assert _rows(spark, "flushed") == expected
+    assert _rows(lake, "flushed") == expected
 
     # More pending keys than the filter binds: the flush reads every file, and fails on the
     # missing one (its rows stay pending).
@@ -171,16 +176,16 @@ def test_a_merge_flush_reads_only_the_files_that_may_hold_its_pending_keys(
     writer.write(DEFERRED, replace=[[str(2000 + i), "b", "2", "big"] for i in range(slots + 1)])
     with pytest.raises(DestinationError):
         engine.flush(DEFERRED, SCHEMA, "flushed")
-    assert _rows(spark, "flushed") == expected
+    assert _rows(lake, "flushed") == expected
 
 
 def test_each_merge_reports_what_its_scan_of_the_target_read(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    create: Callable[[Table], Engine], lake: Lake, tmp_path: Path
 ) -> None:
     """The outcome (and the log) says how many data files the MERGE's scan kept and skipped:
     what an operator reads to see the key filter prune."""
     table = dataclasses.replace(TABLE, name="scans")
-    engine = _created(spark, spark_settings, table)
+    engine = create(table)
     writer = _Writer(engine, tmp_path, table)
     writer.write(replace=[[str(i), "a", "1", "old"] for i in range(1, 51)])
     writer.write(replace=[[str(i), "b", "1", "old"] for i in range(1000, 1051)])
@@ -188,7 +193,7 @@ def test_each_merge_reports_what_its_scan_of_the_target_read(
     small = writer.write(replace=[["1000", "b", "5", "five"]])
     assert small.outcome is not None
     (scan,) = small.outcome.scans
-    assert scan.table == "lake.key_filter.scans"
+    assert scan.table == f"{lake.catalog}.key_filter.scans"
     assert (scan.data_files, scan.skipped_data_files, scan.delete_files) == (1, 1, 0)
     assert 0 < scan.rows <= 51 and scan.data_file_bytes > 0
 
@@ -201,18 +206,18 @@ def test_each_merge_reports_what_its_scan_of_the_target_read(
 
 
 def test_tables_are_created_with_small_row_groups(
-    spark: SparkSession, spark_settings: SparkSettings
+    create: Callable[[Table], Engine], lake: Lake
 ) -> None:
     """The filter skips Parquet row groups by their key range; created tables write row
     groups of 1 MiB (``row_group_size``; Iceberg's default, 128 MiB, would make one row group
     per file here)."""
-    _created(spark, spark_settings, dataclasses.replace(TABLE, name="layout"))
-    name = qualified("lake", SCHEMA, "layout")
+    create(dataclasses.replace(TABLE, name="layout"))
+    name = qualified(lake.catalog, SCHEMA, "layout")
     # ~30 MB of Parquet: written by Spark, laid out by the table.
-    spark.range(400_000, numPartitions=1).selectExpr(
+    lake.child().range(400_000, numPartitions=1).selectExpr(
         "id", "uuid() AS code", "CAST(id % 1000 AS INT) AS qty", "repeat(uuid(), 2) AS note"
     ).writeTo(name).append()
-    paths = _data_files(spark, "layout")
+    paths = _data_files(lake, "layout")
     groups = sum(pq.ParquetFile(urlparse(p).path).metadata.num_row_groups for p in paths)
     assert groups >= 20
 
@@ -232,13 +237,13 @@ OLD_DAYS = ("0001-01-01", "1200-03-04", "1582-10-10", "2024-02-29")
 
 
 def test_a_small_batch_keyed_by_old_dates_updates_the_stored_rows(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    create: Callable[[Table], Engine], lake: Lake, tmp_path: Path
 ) -> None:
-    engine = _created(spark, spark_settings, DATED)
+    engine = create(DATED)
     writer = _Writer(engine, tmp_path, DATED)
     writer.write(replace=[[day, "1"] for day in OLD_DAYS])
     writer.write(replace=[[day, "2"] for day in OLD_DAYS])  # a small batch: the key filter
-    rows = spark.newSession().table(qualified("lake", SCHEMA, "dated")).orderBy("day").collect()
+    rows = lake.child().table(qualified(lake.catalog, SCHEMA, "dated")).orderBy("day").collect()
     assert [(r.day.isoformat(), r.qty) for r in rows] == [(day, 2) for day in OLD_DAYS]
 
 
@@ -269,17 +274,17 @@ def _at(text: str) -> dt.datetime:
 # Complete new versions run the full-versions form; an unmodified value, the general form.
 @pytest.mark.parametrize("unmodified", [False, True], ids=["full-versions", "unmodified"])
 def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path, unmodified: bool
+    create: Callable[[Table], Engine], lake: Lake, tmp_path: Path, unmodified: bool
 ) -> None:
     table = dataclasses.replace(HISTORY, name=f"h_{int(unmodified)}")
-    engine = _created(spark, spark_settings, table)
+    engine = create(table)
     writer = _Writer(engine, tmp_path, table, history=True)
 
     def version(key: int, value: str, start: str) -> list[str]:
         return [str(key), value, start, TMAX, "true", SYNCED]
 
     writer.write(replace=[version(i, "old", T1) for i in range(1, 51)])
-    old = _data_files(spark, table.name)
+    old = _data_files(lake, table.name)
     writer.write(replace=[version(i, "old", T1) for i in range(1000, 1051)])
     for path in old:
         os.remove(urlparse(path).path)
@@ -307,4 +312,4 @@ def test_a_small_history_batch_reads_only_the_files_that_may_hold_its_keys(
         expected.remove((1002, "old", _at(T1), _at(TMAX), True, _at(SYNCED)))
         expected.add((1002, "old", _at(T1), closed, False, _at(SYNCED)))
         expected.add((1002, "old", _at(T2), _at(TMAX), True, _at(SYNCED)))
-    assert set(_rows(spark, table.name)) == expected
+    assert set(_rows(lake, table.name)) == expected

@@ -133,7 +133,7 @@ def test_a_runtime_redaction_setting_in_spark_conf_applies_to_the_request(
         return executor(session, **kwargs)
 
     monkeypatch.setattr(engine_module, "Executor", recording)
-    dest.configuration = {"spark_conf": f"{OPTIONS_REGEX}=.*"}
+    dest.configuration = {**dest.configuration, "spark_conf": f"{OPTIONS_REGEX}=.*"}
     exercise(dest, lambda table: lake.rows(dest.schema, table))
     assert sessions and all(s.conf.get(OPTIONS_REGEX) == ".*" for s in sessions)
     # It takes effect there: even a property naming nothing sensitive is shown redacted.
@@ -148,7 +148,7 @@ def test_a_runtime_redaction_setting_in_spark_conf_applies_to_the_request(
 def test_a_start_up_setting_that_differs_from_the_running_jvm_is_refused(
     dest: Destination,
 ) -> None:
-    dest.configuration = {"spark_conf": "spark.redaction.regex=.*"}
+    dest.configuration = {**dest.configuration, "spark_conf": "spark.redaction.regex=.*"}
     response = dest.create("pages", pages())
     assert outcome(response) == "task"
     assert "spark.redaction.regex" in response.task.message

@@ -21,6 +21,7 @@ from spark_destination.runtime.batch import staging
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.staging_space import staging_dir
 from spark_destination.runtime.spark.session import SparkSettings
+from tests.support.destination import Lake
 
 pytestmark = pytest.mark.spark
 
@@ -63,6 +64,8 @@ def test_transports_give_the_same_table(
     route: str,
     spark: SparkSession,
     spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
+    lake: Lake,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -71,7 +74,7 @@ def test_transports_give_the_same_table(
     configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
     engine = Engine(
         SessionProvider.shared(spark, parse_config(configuration)),
-        defaults=configuration,
+        defaults={**configuration, **catalog_configuration},
         transport=transport,
     )
     schema = f"transport_{transport.name.lower()}"
@@ -97,5 +100,5 @@ def test_transports_give_the_same_table(
     result = engine.apply({}, WriteBatchRequest(schema=schema, table=TABLE, files=files))
     assert routes == [route]
     assert result.outcome is not None and result.outcome.staged_rows == 5
-    rows = spark.newSession().table(qualified("lake", schema, "t")).orderBy("id").collect()
+    rows = lake.child().table(qualified(lake.catalog, schema, "t")).orderBy("id").collect()
     assert [(r.id, str(r.amount), r.note) for r in rows] == [(1, "1.10", ""), (2, "2.20", "b2")]

@@ -61,9 +61,9 @@ def _maintain(engine: Engine, dest: Destination) -> list[str]:
     return [step for step, _, _ in report.steps]
 
 
-def _data_files(spark: SparkSession, lake: Lake, dest: Destination) -> list[str]:
+def _data_files(lake: Lake, dest: Destination) -> list[str]:
     files = qualified(lake.catalog, dest.schema, "orders") + ".data_files"
-    return [row[0] for row in spark.newSession().table(files).select("file_path").collect()]
+    return [row[0] for row in lake.child().table(files).select("file_path").collect()]
 
 
 def _keys_in_file_order(spark: SparkSession, path: str) -> list[int]:
@@ -89,14 +89,14 @@ def test_maintenance_keeps_the_layout_and_sorts_the_files_batches_added(
     rows = by_id(lake, dest)
     created = _layout(engine, dest)
     # Each write sorts its own rows: the seed's file is in key order although sent descending.
-    assert len(_data_files(spark, lake, dest)) > 1
+    assert len(_data_files(lake, dest)) > 1
 
     steps = _maintain(engine, dest)
 
     assert by_id(lake, dest) == rows
     assert _layout(engine, dest) == created
     assert steps[0].startswith("compact data files")
-    (path,) = _data_files(spark, lake, dest)
+    (path,) = _data_files(lake, dest)
     keys = _keys_in_file_order(spark, path)
     assert keys == sorted(keys) and len(keys) == len(rows)
 
@@ -119,7 +119,7 @@ def test_alter_table_rewrite_keeps_the_layout(
 def test_an_existing_plain_table_takes_the_configured_layout_at_its_next_maintenance(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    dest.configuration = {"table_layout": "plain"}
+    dest.configuration = {**dest.configuration, "table_layout": "plain"}
     _fill(dest, lake, 2)
     plain = _layout(engine, dest)
     assert plain.sort_by == () and plain.bloom_filter == () and plain.format_version == 2
@@ -127,6 +127,7 @@ def test_an_existing_plain_table_takes_the_configured_layout_at_its_next_mainten
 
     # A table-level override: the table only; the others keep the configured keys.
     dest.configuration = {
+        **dest.configuration,
         "table_layout": "plain",
         "table_overrides": f"{dest.schema}.orders: table_layout=sorted, format_version=3",
     }
@@ -137,7 +138,7 @@ def test_an_existing_plain_table_takes_the_configured_layout_at_its_next_mainten
     assert layout.format_version == 3
     assert steps[0].startswith("set the layout properties")
     assert by_id(lake, dest) == rows
-    (path,) = _data_files(spark, lake, dest)
+    (path,) = _data_files(lake, dest)
     keys = _keys_in_file_order(spark, path)
     assert keys == sorted(keys)
     # Once laid out, maintenance changes nothing more.
@@ -147,12 +148,12 @@ def test_an_existing_plain_table_takes_the_configured_layout_at_its_next_mainten
 def test_bucketed_layout_partitions_by_the_key(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    dest.configuration = {"table_layout": "bucketed", "bucket_count": "4"}
+    dest.configuration = {**dest.configuration, "table_layout": "bucketed", "bucket_count": "4"}
     _fill(dest, lake, 2)
     layout = _layout(engine, dest)
     assert (layout.bucket_by, layout.buckets, layout.sort_by) == ("id", 4, ("id",))
     partitions = qualified(lake.catalog, dest.schema, "orders") + ".partitions"
-    assert spark.newSession().table(partitions).count() == 4
+    assert lake.child().table(partitions).count() == 4
     assert sorted(by_id(lake, dest)) == [*range(38), 99, 100]
     _maintain(engine, dest)
     assert _layout(engine, dest) == layout
@@ -161,11 +162,11 @@ def test_bucketed_layout_partitions_by_the_key(
 def test_format_version_3_writes_deletion_vectors(
     spark: SparkSession, engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    dest.configuration = {"format_version": "3"}
+    dest.configuration = {**dest.configuration, "format_version": "3"}
     _fill(dest, lake, 2)
     assert _layout(engine, dest).format_version == 3
     deletes = qualified(lake.catalog, dest.schema, "orders") + ".delete_files"
-    formats = {row[0] for row in spark.newSession().table(deletes).select("file_format").collect()}
+    formats = {row[0] for row in lake.child().table(deletes).select("file_format").collect()}
     # Deletion vectors live in Puffin files; v2's position deletes in Parquet.
     assert formats == {"PUFFIN"}
     assert sorted(by_id(lake, dest)) == [*range(38), 99, 100]

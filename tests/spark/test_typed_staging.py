@@ -24,6 +24,7 @@ from spark_destination.replay.batch_writer import (
 )
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.spark.session import SparkSettings
+from tests.support.destination import Lake
 
 pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
 
@@ -76,7 +77,14 @@ EXPECTED = [
 ]  # fmt: skip
 
 
-def _engine(spark: SparkSession, settings: SparkSettings, transport: Transport, fmt: str) -> Engine:
+def _engine(
+    spark: SparkSession,
+    settings: SparkSettings,
+    catalog: dict[str, str],
+    transport: Transport,
+    fmt: str,
+) -> Engine:
+    """An engine on the shared session whose requests go to ``catalog`` (the test's)."""
     configuration = {
         "warehouse": settings.warehouse,
         "catalog": settings.catalog,
@@ -84,7 +92,7 @@ def _engine(spark: SparkSession, settings: SparkSettings, transport: Transport, 
     }
     return Engine(
         SessionProvider.shared(spark, parse_config(configuration)),
-        defaults=configuration,
+        defaults={**configuration, **catalog},
         transport=transport,
     )
 
@@ -96,10 +104,10 @@ def _write(path: Path, rows: list[list[str]], fmt: str, key: bytes) -> None:
         write_batch_file(path, HEADER, rows, params=PARAMS, key=key)
 
 
-def _read(spark: SparkSession, schema: str) -> list[tuple[object, ...]]:
-    spark = spark.newSession()
+def _read(lake: Lake, schema: str) -> list[tuple[object, ...]]:
+    spark = lake.child()
     spark.conf.set("spark.sql.session.timeZone", "UTC")
-    rows = spark.table(qualified("lake", schema, "t")).orderBy("id").collect()
+    rows = spark.table(qualified(lake.catalog, schema, "t")).orderBy("id").collect()
     out = []
     for row in rows:
         values = list(row)
@@ -119,9 +127,11 @@ def test_all_types_through_every_transport_and_format(
     fmt: str,
     spark: SparkSession,
     spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
+    lake: Lake,
     tmp_path: Path,
 ) -> None:
-    engine = _engine(spark, spark_settings, transport, fmt)
+    engine = _engine(spark, spark_settings, catalog_configuration, transport, fmt)
     schema = f"typed_{transport.name.lower()}_{fmt}"
     engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
     replace, update = tmp_path / f"r.{fmt}", tmp_path / f"u.{fmt}"
@@ -131,20 +141,22 @@ def test_all_types_through_every_transport_and_format(
     request = WriteBatchRequest(
         schema=schema,
         table=TABLE,
-        files=BatchFiles(
-            replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys
-        ),
+        files=BatchFiles(replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys),
     )
     result = engine.apply({}, request)
     assert result.outcome is not None and result.outcome.staged_rows == 6
     # Key 9 is an update of an unknown key: ignored. Keys 1/01 and 3/0003 fold into one row.
-    assert _read(spark, schema) == EXPECTED
+    assert _read(lake, schema) == EXPECTED
 
 
 def test_a_value_that_does_not_fit_fails_before_anything_is_written(
-    spark: SparkSession, spark_settings: SparkSettings, tmp_path: Path
+    spark: SparkSession,
+    spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
+    lake: Lake,
+    tmp_path: Path,
 ) -> None:
-    engine = _engine(spark, spark_settings, Transport.TMPFS_PARQUET, "csv")
+    engine = _engine(spark, spark_settings, catalog_configuration, Transport.TMPFS_PARQUET, "csv")
     schema = "typed_refused"
     engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
     path = tmp_path / "bad.csv"
@@ -159,5 +171,7 @@ def test_a_value_that_does_not_fit_fails_before_anything_is_written(
     )
     with pytest.raises(ValueConversionError, match="'flag' \\(BOOLEAN\\).*data row 2"):
         engine.apply({}, request)
-    snapshots = spark.sql(f"SELECT count(*) FROM {qualified('lake', schema, 't')}.snapshots")
+    snapshots = lake.child().sql(
+        f"SELECT count(*) FROM {qualified(lake.catalog, schema, 't')}.snapshots"
+    )
     assert snapshots.collect()[0][0] == 0

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 
+from spark_destination.dialects.quoting import qualified
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
 pytestmark = [pytest.mark.spark, pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)]
@@ -125,7 +126,7 @@ def test_create_table_creates_the_schema_and_fails_on_an_existing_table(dest: De
 def test_key_columns_are_required_identifier_fields(dest: Destination, lake: Lake) -> None:
     assert outcome(dest.create("orders", orders())) == "success"
     session = lake.child()
-    name = f"lake.`{dest.schema}`.orders"
+    name = qualified(lake.catalog, dest.schema, "orders")
     ddl = session.sql(f"SHOW CREATE TABLE {name}").collect()[0][0]  # noqa: S608 - test read
     assert "id INT NOT NULL" in ddl
     assert "'identifier-fields' = '[id]'" in ddl
@@ -272,7 +273,9 @@ def test_timestamps_with_zero_to_nine_fractional_digits(dest: Destination, lake:
         assert stored[n]["local"] == datetime(2024, 1, 2, 3, 4, 5, micros)
 
 
-def test_identifiers_with_spaces_dots_hyphens_and_backticks(dest: Destination, lake: Lake) -> None:
+def test_identifiers_with_spaces_dots_hyphens_and_backticks(
+    dest: Destination, lake: Lake, catalog_kind: str
+) -> None:
     schema = f"my schema.with-dots {dest.schema}"  # one per test: it runs in both modes
     columns = [
         column("the key", "INT", pk=True),
@@ -281,20 +284,32 @@ def test_identifiers_with_spaces_dots_hyphens_and_backticks(dest: Destination, l
         column("_fivetran_synced", "UTC_DATETIME"),
     ]
     header = [c.name for c in columns]
-    assert outcome(dest.create("odd `table`.name", columns, schema=schema)) == "success"
+    if catalog_kind == "hive":
+        # A Hive metastore takes only ASCII letters, digits and '_' in database and table
+        # names: each is refused, by name, before anything is created; column names are
+        # Iceberg's own and keep every character.
+        refused = dest.create("odd `table`.name", columns, schema=schema)
+        assert outcome(refused) == "task"
+        assert f"schema name {schema!r} holds ' ', '-', '.'" in refused.task.message
+        assert "a Hive metastore takes only ASCII letters, digits and '_'" in refused.task.message
+        refused = dest.create("odd `table`.name", columns)
+        assert outcome(refused) == "task"
+        assert "table name 'odd `table`.name' holds" in refused.task.message
+        assert outcome(dest.describe("odd `table`.name")) != "table"
+        schema, table = dest.schema, "odd_table_name"
+    else:
+        table = "odd `table`.name"
+    assert outcome(dest.create(table, columns, schema=schema)) == "success"
     replace = dest.write_file(header, [["1", "v", "w", SYNC1]])
-    assert (
-        outcome(dest.write("odd `table`.name", columns, replace=[replace], schema=schema))
-        == "success"
-    )
-    (row,) = lake.rows(schema, "odd `table`.name")
+    assert outcome(dest.write(table, columns, replace=[replace], schema=schema)) == "success"
+    (row,) = lake.rows(schema, table)
     assert row == {
         "the key": 1,
         "a.b-c`d": "v",
         "select": "w",
         "_fivetran_synced": row["_fivetran_synced"],
     }
-    assert outcome(dest.describe("odd `table`.name", schema=schema)) == "table"
+    assert outcome(dest.describe(table, schema=schema)) == "table"
 
 
 def test_truncate_missing_table_is_success(dest: Destination) -> None:
@@ -351,15 +366,20 @@ def test_configuration_form_tests_and_capabilities(dest: Destination) -> None:
     form = dest.stub.ConfigurationForm(common.ConfigurationFormRequest())
     assert {f.name for f in every_field(form)} >= {"warehouse", "catalog", "spark_master"}
     for test in form.tests:
-        response = dest.stub.Test(common.TestRequest(name=test.name, configuration={}))
+        response = dest.stub.Test(
+            common.TestRequest(name=test.name, configuration=dest.configuration)
+        )
         assert response.WhichOneof("response") == "success", (test.name, response)
     bad = dest.stub.Test(
-        common.TestRequest(name="settings_are_valid", configuration={"jar_source": "ftp"})
+        common.TestRequest(
+            name="settings_are_valid", configuration={**dest.configuration, "jar_source": "ftp"}
+        )
     )
     assert bad.WhichOneof("response") == "failure" and "jar_source" in bad.failure
     other_jvm = dest.stub.Test(
         common.TestRequest(
-            name="spark_reaches_warehouse", configuration={"spark_master": "local[3]"}
+            name="spark_reaches_warehouse",
+            configuration={**dest.configuration, "spark_master": "local[3]"},
         )
     )
     assert other_jvm.WhichOneof("response") == "failure" and "master" in other_jvm.failure

@@ -143,3 +143,16 @@ def test_preview_of_create_table_and_truncate(tmp_path: Path) -> None:
         )
     )
     assert "CAST('2024-01-01 00:00:00.123000' AS TIMESTAMP)" in truncated
+
+
+def test_preview_on_a_hive_metastore_refuses_the_names_the_engine_refuses() -> None:
+    from spark_destination.core.errors import InvalidRequestError
+    from spark_destination.engine.preview import preview
+    from spark_destination.engine.request_json import parse_request
+
+    table = {"name": "Orders", "columns": [{"name": "id", "type": "LONG", "primary_key": True}]}
+    request = {"request": "create_table", "schema": "s", "table": table}
+    assert "CREATE TABLE `lake`.`s`.`Orders`" in preview(parse_request(request))
+    hive = {"catalog_type": "hive", "catalog_uri": "thrift://127.0.0.1:9083"}
+    with pytest.raises(InvalidRequestError, match="a Hive metastore stores names in lower case"):
+        preview(parse_request({**request, "configuration": hive}))

@@ -3,16 +3,19 @@ operator's warehouse allow-list holds against ``..`` and symbolic links (pure)."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from spark_destination.cli.main import main as cli_main
+from spark_destination.core.config import CatalogType
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import Column, DataType, Table
 from spark_destination.core.names import path_problem
 from spark_destination.core.warehouses import warehouse_allowed
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
+from spark_destination.planner.deferred import pending_ref
 from spark_destination.planner.ir import TableRef
 from spark_destination.planner.tables import table_ref, validate_columns
 
@@ -97,3 +100,40 @@ def test_a_request_outside_the_allow_list_is_refused_before_spark(tmp_path: Path
     with pytest.raises(ConfigurationError, match="not one this server allows"):
         engine.config({"warehouse": str(tmp_path / "elsewhere")})
     assert not engine.sessions.started
+
+
+HIVE_ICEBERG = SPARK_ICEBERG.for_catalog(CatalogType.HIVE)
+
+
+@pytest.mark.parametrize(
+    ("schema", "table", "refused"),
+    [
+        ("my-schema", "t", "schema name 'my-schema' holds '-'; a Hive metastore takes only ASCII"),
+        ("s", "order items", "table name 'order items' holds ' '; a Hive metastore takes only"),
+        ("s", "数据", "table name '数据' holds '据', '数'"),
+        ("Sales", "t", "schema name 'Sales' has upper-case letters; a Hive metastore stores"),
+        ("s", "Orders", "would become 'orders'"),
+        ("s", "t" * 129, "is 129 characters long; a Hive metastore takes at most 128"),
+    ],
+)
+def test_a_hive_metastore_refuses_schema_and_table_names_it_cannot_keep(
+    schema: str, table: str, refused: str
+) -> None:
+    """Refused before anything runs, naming the name and the metastore's rule; the Hadoop
+    catalog takes every one of them."""
+    with pytest.raises(InvalidRequestError, match=re.escape(refused)):
+        table_ref("hms", schema, table, target=HIVE_ICEBERG)
+    assert table_ref("lake", schema, table, target=SPARK_ICEBERG.for_catalog(CatalogType.HADOOP))
+
+
+def test_a_hive_metastores_rules_leave_the_spark_catalog_name_and_columns_alone() -> None:
+    assert table_ref("My-Lake", "s_1", "t" * 128, target=HIVE_ICEBERG).catalog == "My-Lake"
+    odd = Table(name="t", columns=(Column(name="Odd Col.ü", type=DataType.INT),))
+    validate_columns(odd)  # column names are Iceberg's own, whatever the catalog
+
+
+def test_on_a_hive_metastore_a_too_long_intermediate_table_name_says_what_to_change() -> None:
+    ref = table_ref("hms", "s", "t" * 120, target=HIVE_ICEBERG)
+    with pytest.raises(InvalidRequestError, match="choose a shorter or other intermediate_table"):
+        pending_ref(ref, "__sd_pending_", target=HIVE_ICEBERG)
+    assert pending_ref(ref, "p_", target=HIVE_ICEBERG).name == "p_" + "t" * 120

@@ -49,11 +49,12 @@ def preview_maintenance(
 ) -> str:
     """The statements ``maintain`` would run; ``key``: the tables' primary key (read from the
     table when the command runs; here, given)."""
-    catalog = parse_config(configuration).catalog
+    config = parse_config(configuration)
+    target = dialect.for_catalog(config.catalog_type)  # names as the catalog takes them
     parts = []
     for name in tables:
-        ref = table_ref(catalog, schema, name, target=dialect)
-        plan = plan_maintenance(ref, policy, now=now, target=dialect, key=key)
+        ref = table_ref(config.catalog, schema, name, target=target)
+        plan = plan_maintenance(ref, policy, now=now, target=target, key=key)
         parts.append(format_statements(checked(render_plan(plan, dialect), dialect)))
     return "\n".join(parts)
 

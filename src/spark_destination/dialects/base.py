@@ -10,7 +10,9 @@ per dialect and SQLMesh's engine adapters (``DIALECT``, ``SUPPORTS_*``) are the 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,6 +20,7 @@ from typing import Final, Protocol, assert_never
 
 from sqlglot import exp
 
+from spark_destination.core.config import CatalogType
 from spark_destination.core.model import Column, DataType
 from spark_destination.dialects import values
 from spark_destination.dialects.skeletons import Skeletons
@@ -50,20 +53,49 @@ class NameRules:
 
     # Characters refused anywhere in such a name.
     refused: frozenset[str] = frozenset()
+    # The only characters the catalog takes (empty: any not ``refused``), and how messages
+    # describe them.
+    allowed: frozenset[str] = frozenset()
+    allowed_text: str = ""
     # The catalog stores names in lower case: an upper-case letter is refused, so two names
     # that differ only in case can never become one table.
     lower_case: bool = False
+    # The most characters the catalog keeps in a name (0: no limit beyond ``core.names``).
+    max_length: int = 0
+    # The catalog as messages name it.
+    catalog: str = "the catalog"
 
     def problem(self, name: str) -> str | None:
         if found := sorted(self.refused & set(name)):
             shown = ", ".join(repr(ch) for ch in found)
-            return f"holds {shown}, which the catalog refuses in names"
+            return f"holds {shown}, which {self.catalog} refuses in names"
+        if self.allowed and (found := sorted(set(name) - self.allowed)):
+            shown = ", ".join(repr(ch) for ch in found)
+            return f"holds {shown}; {self.catalog} takes only {self.allowed_text} in names"
         if self.lower_case and name != name.lower():
             return (
-                "has upper-case letters; the catalog stores names in lower case, so it would "
-                f"become {name.lower()!r} (and collide with that name)"
+                f"has upper-case letters; {self.catalog} stores names in lower case, so it "
+                f"would become {name.lower()!r} (and collide with that name)"
             )
+        if self.max_length and len(name) > self.max_length:
+            return f"is {len(name)} characters long; {self.catalog} takes at most {self.max_length}"
         return None
+
+
+# What a Hive metastore (2.3, as pyspark ships it; Glue's Hive-compatible API has the same
+# rules) takes as a database or table name, checked before anything runs: it refuses any
+# character but ASCII letters, digits and '_' (``MetaStoreUtils.validateName``; Iceberg's
+# HiveCatalog answers "Invalid Hive object"), stores names in lower case, and Iceberg's commit
+# lock (``HIVE_LOCKS.HL_DB``/``HL_TABLE``, VARCHAR(128)) fails for a longer name, which Iceberg
+# retried for minutes and then reported as "already exists". Column names are Iceberg's own
+# (the metastore's copy of the schema takes any).
+HIVE_METASTORE_NAMES: Final = NameRules(
+    allowed=frozenset(string.ascii_letters + string.digits + "_"),
+    allowed_text="ASCII letters, digits and '_'",
+    lower_case=True,
+    max_length=128,
+    catalog="a Hive metastore",
+)
 
 
 # The templates each maintenance style renders with (``lowering.maintenance``).
@@ -146,6 +178,9 @@ class Dialect:
     flush_filter_slots: int
     # ``planner.target.Target.name_problem`` beyond ``core.names``.
     names: NameRules = NameRules()
+    # What the metastore behind the catalog refuses in schema and table names (``for_catalog``);
+    # a catalog's own (Spark) name is not the metastore's.
+    metastore_names: NameRules = NameRules()
     # ``planner.target.Target.maintenance`` and ``minimum_retention``.
     maintenance: Maintenance
     minimum_retention: timedelta = timedelta(0)
@@ -276,10 +311,28 @@ class Dialect:
         return data_type not in self.key_types_refused
 
     def name_problem(self, kind: NameKind, name: str) -> str | None:
-        return self.names.problem(name)
+        problem = self.names.problem(name)
+        if problem is None and kind is not NameKind.CATALOG:
+            problem = self.metastore_names.problem(name)
+        return problem
+
+    def for_catalog(self, catalog_type: CatalogType) -> Dialect:
+        """This dialect on a catalog of ``catalog_type``: a Hive metastore refuses more names."""
+        if catalog_type is not CatalogType.HIVE:
+            return self
+        key = (self.name, catalog_type)
+        if (known := _ON_CATALOG.get(key)) is None:
+            known = _ON_CATALOG.setdefault(
+                key, dataclasses.replace(self, metastore_names=HIVE_METASTORE_NAMES)
+            )
+        return known
 
     def string_length_limit(self, column: Column) -> int | None:
         # Spark's VARCHAR(n) counts characters; a value of at most n bytes has at most n.
         if self.string_lengths and column.type is DataType.STRING:
             return column.string_byte_length
         return None
+
+
+# ``Dialect.for_catalog``'s dialects, made once per dialect and catalog type.
+_ON_CATALOG: dict[tuple[str, CatalogType], Dialect] = {}

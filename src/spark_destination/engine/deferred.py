@@ -149,7 +149,7 @@ class DeferredWrites:
             request,
             current,
             catalog=config.catalog,
-            target=self._dialect,
+            target=self._target(config),
             pending=state.pending,
             existing_layout=state.layout if state.exists else None,
             changes_table=changes_table_of(config),
@@ -272,16 +272,20 @@ class DeferredWrites:
         """False when no intermediate table can exist for ``ref`` (its name would be too long
         or refused by the catalog): merge mode then never looks for one."""
         try:
-            pending_ref(ref, config.intermediate_table_prefix, target=self._dialect)
+            pending_ref(ref, config.intermediate_table_prefix, target=self._target(config))
         except InvalidRequestError:
             return False
         return True
+
+    def _target(self, config: DestinationConfig) -> Dialect:
+        """The dialect on ``config``'s catalog (a Hive metastore refuses more names)."""
+        return self._dialect.for_catalog(config.catalog_type)
 
     def _key(self, config: DestinationConfig, ref: TableRef, pending: TableRef) -> TableKey:
         return (*self._key_for(config, ref), pending.name)
 
     def _state(self, executor: Executor, config: DestinationConfig, ref: TableRef) -> _Pending:
-        pending = pending_ref(ref, config.intermediate_table_prefix, target=self._dialect)
+        pending = pending_ref(ref, config.intermediate_table_prefix, target=self._target(config))
         key = self._key(config, ref, pending)
         with self._guard:
             state = self._tables.get(key)
@@ -340,7 +344,9 @@ class DeferredWrites:
             executor.run(self._render(plan_drop_pending(state.pending)))
             self._reset(state)
             return None
-        plan = plan_flush(state.ref, current, state.pending, target=self._dialect)
+        plan = plan_flush(
+            state.ref, current, state.pending, target=self._target(state.config)
+        )
         try:
             outcome = run_flush(executor, self._render(plan), state.ref, state.pending)
         except BaseException:

@@ -224,7 +224,7 @@ class Engine:
         """Prove the catalog takes the commits a sync makes (``planner.catalog_probe``): create,
         lock, alter and drop a probe table; a refusal names the step and the setting."""
         config = self.config(configuration)
-        probe = plan_catalog_probe(config.catalog, target=self._dialect)
+        probe = plan_catalog_probe(config.catalog, target=self._target(config))
         executor = self._executor(config, "setup test")
         spec = settings_for(config).catalog_spec
         try:
@@ -267,7 +267,7 @@ class Engine:
                 request,
                 current,
                 catalog=config.catalog,
-                target=self._dialect,
+                target=self._target(config),
                 layout_of=config.layout_of,
                 changes_table=changes_table_of(config),
             ),
@@ -290,10 +290,11 @@ class Engine:
             for ref in refs:  # deferred mode: every table as it truly is first
                 self._deferred.settle(executor, config, ref)
             tables = {r.name: executor.describe(r) for r in refs}
+            target = self._target(config)
             plan = with_layouts(
-                plan_migrate(request, tables, catalog=config.catalog, target=self._dialect),
+                plan_migrate(request, tables, catalog=config.catalog, target=target),
                 config.layout_of,
-                self._dialect,
+                target,
             )
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
@@ -424,7 +425,7 @@ class Engine:
             ref,
             policy,
             now=now,
-            target=self._dialect,
+            target=self._target(config),
             key=described.key,
             layout=configured_layout(config.layout_of, ref, described.columns),
             current=current,
@@ -460,8 +461,12 @@ class Engine:
         self._maintenance.wait_idle(timeout)
 
     def _ref(self, config: DestinationConfig, schema: str, table: str) -> TableRef:
-        """The table a request names, as this engine's dialect takes names."""
-        return table_ref(config.catalog, schema, table, target=self._dialect)
+        """The table a request names, as this engine's dialect and the catalog take names."""
+        return table_ref(config.catalog, schema, table, target=self._target(config))
+
+    def _target(self, config: DestinationConfig) -> Dialect:
+        """The dialect on the request's catalog (a Hive metastore refuses more names)."""
+        return self._dialect.for_catalog(config.catalog_type)
 
     def _render(self, plan: Plan) -> RenderedPlan:
         return render_plan(plan, self._dialect)

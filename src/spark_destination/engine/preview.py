@@ -31,6 +31,8 @@ from spark_destination.planner.tables import table_ref
 
 def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
     catalog = preview.config.catalog
+    # Names as the request's catalog takes them, as the engine checks them.
+    dialect = dialect.for_catalog(preview.config.catalog_type)
     request = preview.request
     match request:
         case DescribeTableRequest():

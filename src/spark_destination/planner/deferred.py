@@ -67,7 +67,15 @@ def pending_ref(table: TableRef, prefix: str, *, target: Target) -> TableRef:
             "table name can have: choose a shorter intermediate_table_prefix, or write the "
             "table in merge mode"
         )
-    check_names(target, table.catalog, table.schema, name)
+    try:
+        check_names(target, table.catalog, table.schema, name)
+    except InvalidRequestError as exc:
+        # A catalog may take shorter names than a path (a Hive metastore: 128 characters).
+        raise InvalidRequestError(
+            f"the intermediate table of table {table.name!r} would be named {prefix!r} plus the "
+            f"table's name, which the catalog refuses: {exc}: choose a shorter or other "
+            "intermediate_table_prefix, or write the table in merge mode"
+        ) from None
     return TableRef(catalog=table.catalog, schema=table.schema, name=name)
 
 
