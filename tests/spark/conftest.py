@@ -3,8 +3,8 @@ hold only one (``build_session`` refuses a second).
 
 ``SPARK_DESTINATION_WRITE_MODE=deferred`` runs the whole suite with deferred write mode as the
 server's default (the ``Lake`` flushes before it reads); a module parametrizes ``dest``
-(``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run, or is marked
-``write_mode`` to be run again in deferred mode by CI (``scripts/test.sh``).
+(``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run; CI
+(``scripts/test.sh``) runs the whole suite in each mode.
 
 ``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
 from pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog: requests and
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 _MARKERS = (
     "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)",
-    "write_mode: its requests take different steps in each write mode and it does not "
-    "parametrize both: CI runs it again with deferred as the server's default (scripts/test.sh)",
 )
 # The server's default write mode for the whole run.
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")

@@ -17,7 +17,7 @@ from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.table_loader import load_table
 from tests.support.destination import NULL, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 SYNC = "2024-03-01T10:00:00.000Z"
 

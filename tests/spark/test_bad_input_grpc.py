@@ -13,7 +13,7 @@ from spark_destination.dialects.quoting import qualified
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome, seed
 from tests.support.destination import NULL, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 SECRET = "s3cret-row-value"
 

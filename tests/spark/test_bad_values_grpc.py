@@ -28,7 +28,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 NULLS = {"bad_value_policy": "null"}
 CHANGES = "__sd_changes"

@@ -281,7 +281,6 @@ def comparable(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.write_mode  # its plans differ by the server's default mode (the next test's do not)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_a_fault_at_every_step_boundary_changes_nothing_and_the_retry_converges(
     name: str, dest: Destination, lake: Lake

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from spark_destination.runtime.execute import executor, faults, transient
 from tests.support.destination import CATALOGS, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 COLUMNS = [column("id", "INT", pk=True), column("v", "STRING")]
 HEADER = [c.name for c in COLUMNS]

@@ -14,7 +14,6 @@ from tests.support.destination import CATALOGS, NULL, UNMOD, Destination, Lake, 
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.write_mode,
     # History mode on the Hadoop catalog and on a real Hive metastore.
     pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
 ]

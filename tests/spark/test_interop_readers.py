@@ -36,7 +36,7 @@ from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 SYNCED, DELETED = "_fivetran_synced", "_fivetran_deleted"
 START, END, ACTIVE = "_fivetran_start", "_fivetran_end", "_fivetran_active"

@@ -32,7 +32,7 @@ from spark_destination.runtime.spark.session import SparkSettings
 from tests.support.destination import Lake
 from tests.support.requests import batch_request
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 UNM = "UNM"
 PARAMS = FileParams(null_string="NUL", unmodified_string=UNM)

@@ -23,7 +23,6 @@ from tests.support.destination import CATALOGS, Destination, Lake, column
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.write_mode,
     # Every Migrate operation on the Hadoop catalog and on a real Hive metastore.
     pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
 ]

@@ -23,7 +23,7 @@ from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.support.destination import PENDING_PREFIX, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 COLUMNS = [
     column("id", "LONG", pk=True),

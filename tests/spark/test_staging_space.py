@@ -23,7 +23,7 @@ from spark_destination.runtime.batch import staging, staging_space
 from spark_destination.runtime.batch.staging_space import STAGING_DIR_ENV
 from tests.support.destination import Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 BIG = os.environ.get("SPARK_DESTINATION_BIG_STAGING") == "1"
 LIMIT_BYTES = (64 if BIG else 4) << 20

@@ -19,7 +19,7 @@ from spark_destination.planner.maintenance import MaintenancePolicy
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
 from tests.support.destination import UNMOD, Destination, Lake, column
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 
 def _layout(engine: Engine, dest: Destination, table: str = "orders") -> TableLayout:

@@ -26,7 +26,7 @@ from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.spark.session import SparkSettings
 from tests.support.destination import Lake
 
-pytestmark = [pytest.mark.spark, pytest.mark.write_mode]
+pytestmark = pytest.mark.spark
 
 NUL, UNM = "NUL", "UNM"
 PARAMS = FileParams(null_string=NUL, unmodified_string=UNM)
