@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.local_services.process_group import STOP_TIMEOUT_SECONDS
 from spark_destination.local_services.server_process import LOOPBACK, free_port
 from spark_destination.runtime.spark.java import java_home
 
@@ -34,7 +35,6 @@ WORKER_CLASS: Final = "org.apache.spark.deploy.worker.Worker"
 # The master and worker daemons need little heap; Spark's default is 1g each.
 DAEMON_MEMORY: Final = "256m"
 START_TIMEOUT_SECONDS: Final = 120.0
-STOP_TIMEOUT_SECONDS: Final = 20.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,7 @@ from typing import Final
 
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.local_services.cluster import spark_home
+from spark_destination.local_services.process_group import STOP_TIMEOUT_SECONDS, stop_group
 from spark_destination.local_services.server_process import LOOPBACK, free_port
 from spark_destination.runtime.spark.java import java_home
 
@@ -48,7 +49,6 @@ METASTORE_CLASS: Final = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 # The metastore needs little heap; a JVM's default is a quarter of the machine's memory.
 METASTORE_HEAP: Final = "512m"
 START_TIMEOUT_SECONDS: Final = 90.0
-STOP_TIMEOUT_SECONDS: Final = 20.0
 
 # The one setting Iceberg needs beyond a working metastore (see the module's doc).
 COLUMN_TYPE_CHECK: Final = "hive.metastore.disallow.incompatible.col.type.changes"
@@ -145,25 +145,7 @@ def _answers(port: int) -> bool:
 
 def stop(pid: int) -> None:
     """Stop a metastore by its pid (and its process group): TERM, then KILL."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            finished, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:  # not our child (or reaped): poll for the pid itself
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            finished = 0
-        if finished:
-            return
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+    stop_group(pid)
 
 
 def start(

@@ -60,10 +60,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.local_services.process_group import stop_group
 from spark_destination.local_services.server_process import LOOPBACK, free_port
 
 START_TIMEOUT_SECONDS: Final = 90.0
-STOP_TIMEOUT_SECONDS: Final = 20.0
 SERVER_HEAP: Final = "512m"
 CREDENTIAL_FILE: Final = "credential"
 NAMESPACES_FILE: Final = "namespace_properties.json"
@@ -650,26 +650,7 @@ def _answers(uri: str) -> bool:
 
 def stop(pid: int) -> None:
     """Stop a server by its pid (and its process group, its JVM with it): TERM, then KILL."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            finished, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            finished = 0
-        if finished:
-            break
-        time.sleep(0.1)
-    # The JVM shares the group: make sure it is gone too.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+    stop_group(pid)
 
 
 def start(folder: Path, *, port: int | None = None, faults: bool = False) -> RestCatalog:
