@@ -36,7 +36,12 @@ from spark_destination.local_services.metastore import (
     hive_metastore,
 )
 from spark_destination.runtime.spark.catalogs import CatalogSpec
-from spark_destination.runtime.spark.session import SparkSettings, build_session, register_catalog
+from spark_destination.runtime.spark.session import (
+    DRIVER_JAVA_OPTIONS,
+    SparkSettings,
+    build_session,
+    register_catalog,
+)
 from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.support.destination import Destination, Lake, mode_configuration
@@ -68,6 +73,9 @@ def pytest_configure(config: pytest.Config) -> None:
             config.addinivalue_line("markers", marker)
 
 
+OPERATOR_JAVA_OPTION = "-Dspark_destination.test=operator"
+
+
 @pytest.fixture(scope="session")
 def spark_settings(tmp_path_factory: pytest.TempPathFactory) -> SparkSettings:
     """The settings of the shared session; the warehouse lives in a per-run temp folder.
@@ -75,7 +83,13 @@ def spark_settings(tmp_path_factory: pytest.TempPathFactory) -> SparkSettings:
     The relocated Jackson jar uses the default cache (``$SPARK_DESTINATION_CACHE`` or
     ``~/.cache/spark-destination``), as in production, so it is built once per machine.
     """
-    return SparkSettings(warehouse=str(tmp_path_factory.mktemp("warehouse")))
+    return SparkSettings(
+        warehouse=str(tmp_path_factory.mktemp("warehouse")),
+        # An operator's own Java option, as ``spark_conf`` passes it: every later request
+        # through these settings must find the running JVM compatible (Spark puts its own
+        # options before it, and the session the log configuration).
+        extra_conf=((DRIVER_JAVA_OPTIONS, OPERATOR_JAVA_OPTION),),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
+    DRIVER_JAVA_OPTIONS,
     SparkSettings,
     build_session,
     check_compatible,
@@ -146,7 +147,15 @@ def test_relocated_jar_is_cached_and_fully_relocated(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_check_compatible(spark: SparkSession, spark_settings: SparkSettings) -> None:
+    # The session was started with an operator's Java option (conftest): the same settings
+    # are compatible, another option is not.
+    ((key, option),) = spark_settings.extra_conf
+    assert key == DRIVER_JAVA_OPTIONS
+    assert spark.sparkContext.getConf().get(key).endswith(" " + option)
     check_compatible(spark, spark_settings)
+    other = ((DRIVER_JAVA_OPTIONS, "-Dspark_destination.test=other"),)
+    with pytest.raises(ConfigurationError, match="'spark.driver.extraJavaOptions' differs"):
+        check_compatible(spark, dataclasses.replace(spark_settings, extra_conf=other))
     # Same memory in another unit, and runtime-only settings, are compatible.
     check_compatible(
         spark, dataclasses.replace(spark_settings, driver_memory="2048m", shuffle_partitions=8)

@@ -267,14 +267,34 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # showed no consistent change (docs/benchmarks.md, "Lake scale"). An operator's
         # setting wins below.
         conf.append(("spark.buffer.size", str(LOCAL_READ_BUFFER_BYTES)))
-    java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
     conf += [pair for pair in settings.extra_conf if pair[0] != DRIVER_JAVA_OPTIONS]
-    # An operator's own options come after ours, so their -D settings win.
-    conf.append((DRIVER_JAVA_OPTIONS, f"{log4j_option()} {java_options}".strip()))
+    conf.append((DRIVER_JAVA_OPTIONS, driver_java_options(settings)))
     return tuple(conf)
 
 
+def _took(live: str, key: str, settings: SparkSettings) -> bool:
+    """Whether the running JVM's ``live`` value of ``key`` is the one ``settings`` give it.
+
+    Spark puts its own options (module opens, IPv4) before the Java options it was given,
+    and the driver's were given with the log configuration before the operator's own.
+    """
+    if key.endswith(JAVA_OPTIONS_SUFFIX):
+        given = driver_java_options(settings) if key == DRIVER_JAVA_OPTIONS else dict(
+            settings.extra_conf
+        )[key]
+        return live == given or live.endswith(" " + given)
+    return live == dict(settings.extra_conf)[key]
+
+
+def driver_java_options(settings: SparkSettings) -> str:
+    """The driver JVM's options: the log configuration, then the operator's own (so their -D
+    settings win)."""
+    java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
+    return f"{log4j_option()} {java_options}".strip()
+
+
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+JAVA_OPTIONS_SUFFIX: Final = ".extraJavaOptions"
 # The read buffer of a local warehouse's file system (``spark.buffer.size``; Spark's is 64 KiB).
 LOCAL_READ_BUFFER_BYTES: Final = 8 << 10
 
@@ -463,9 +483,9 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
                     f"catalog {settings.catalog!r} has {key.rsplit('.', 1)[-1]} {shown} "
                     f"(register it under another catalog name instead)"
                 )
-    for key, value in settings.extra_conf:
+    for key, _ in settings.extra_conf:
         # Values are not quoted: spark_conf may carry credentials (object-store keys).
-        if not session.conf.isModifiable(key) and conf.get(key) != value:
+        if not session.conf.isModifiable(key) and not _took(conf.get(key, ""), key, settings):
             problems.append(f"spark_conf setting {key!r} differs from the running session's")
     if problems:
         raise ConfigurationError(
