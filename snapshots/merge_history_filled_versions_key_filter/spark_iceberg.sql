@@ -15,8 +15,10 @@ USING (
       `region`
   ), `__sd_newest_stored` AS (
     SELECT
-      `t`.`id`,
-      `t`.`region`,
+      `k`.`id`,
+      `k`.`region`,
+      `k`.`__sd_earliest`,
+      `k`.`__sd_deleted_at`,
       MAX_BY(
         STRUCT(
           `t`.`amount` AS `amount`,
@@ -27,11 +29,12 @@ USING (
         ),
         `t`.`_fivetran_start`
       ) AS `__sd_stored_values`
-    FROM `lake`.`sales`.`orders_history` AS `t`
-    JOIN `__sd_per_key` AS `k`
-      ON `t`.`id` = `k`.`id` AND `t`.`region` = `k`.`region`
-    WHERE
-      `t`.`_fivetran_start` < `k`.`__sd_earliest`
+    FROM `__sd_per_key` AS `k`
+    LEFT JOIN `lake`.`sales`.`orders_history` AS `t`
+      ON (
+        `k`.`id` = `t`.`id` AND `k`.`region` = `t`.`region`
+      )
+      AND `t`.`_fivetran_start` < `k`.`__sd_earliest`
       AND `t`.`id` IN (
         :sd_key_0_0,
         :sd_key_0_1,
@@ -235,8 +238,10 @@ USING (
         :sd_key_0_199
       )
     GROUP BY
-      `t`.`id`,
-      `t`.`region`
+      `k`.`id`,
+      `k`.`region`,
+      `k`.`__sd_earliest`,
+      `k`.`__sd_deleted_at`
   ), `__sd_filled` AS (
     SELECT
       `r`.`id`,
@@ -267,11 +272,9 @@ USING (
         THEN `b`.`__sd_stored_values`.`_fivetran_synced`
         ELSE `r`.`_fivetran_synced`
       END AS `_fivetran_synced`,
-      `k`.`__sd_deleted_at`
+      `b`.`__sd_deleted_at`
     FROM `sd_batch` AS `r`
-    JOIN `__sd_per_key` AS `k`
-      ON `r`.`id` = `k`.`id` AND `r`.`region` = `k`.`region`
-    LEFT JOIN `__sd_newest_stored` AS `b`
+    JOIN `__sd_newest_stored` AS `b`
       ON `r`.`id` = `b`.`id` AND `r`.`region` = `b`.`region`
     WHERE
       `r`.`__sd_op` IN ('update', 'upsert')

@@ -11,13 +11,19 @@ The source is the full-versions form's (``merge_history_full``), built from aggr
 of windows:
 
 1. ``__sd_per_key``: per key of the batch, its earliest start and delete time (GROUP BY);
-2. ``__sd_newest_stored``: per key, the values of its newest stored version that starts before
-   the earliest start (``MAX_BY`` over the stored versions joined to 1.);
+2. ``__sd_newest_stored``: per key of 1., its aggregates and the values of its newest stored
+   version that starts before the earliest start (``MAX_BY`` over the stored versions joined
+   to 1.; NULL when there is none);
 3. ``__sd_filled``: the batch's new versions, each unmodified value taken from 2. (NULL when
    the key has no surviving version, as in the general form);
 
 then the new versions are inserted and one ``close`` row per key (from 1.) deletes, closes or
 ends the key's stored versions, exactly as in the full-versions form.
+
+1. is read twice (by 2. and by the close rows), each time for all its columns: Spark then
+computes the aggregate once and reuses its exchange. When 3. joined 1. for the delete time
+and 2. selected only the stored values, each use pruned other columns and Spark computed the
+aggregate three times (docs/benchmarks.md, "History batches: where the time goes").
 """
 
 from __future__ import annotations
@@ -53,7 +59,8 @@ NEWEST_STORED: Final = "__sd_newest_stored"
 FILLED: Final = "__sd_filled"
 # The struct of a key's newest surviving stored version's values.
 STORED_VALUES: Final = "__sd_stored_values"
-# Aliases inside the source: a staged row, its key's aggregates, its newest stored version.
+# Aliases inside the source: a staged row, its key's aggregates, its key's aggregates with its
+# newest stored version.
 ROW_ALIAS: Final = "r"
 KEY_ALIAS: Final = "k"
 STORED_ALIAS: Final = "b"
@@ -69,16 +76,14 @@ class FilledVersionsContext:
     keys: list[exp.Identifier]
     aggregates: list[exp.Expr]
     newest_stored: exp.Identifier
-    stored_keys: list[exp.Expr]
+    per_key_columns: list[exp.Expr]
     stored_values: exp.Expr
     stored_on: exp.Expr
-    stored_where: exp.Expr
     filled: exp.Identifier
     row_alias: exp.Identifier
     key_alias: exp.Identifier
     stored_alias: exp.Identifier
     filled_select: list[exp.Expr]
-    row_on: exp.Expr
     base_on: exp.Expr
     version_where: exp.Expr
     versions: list[exp.Expr]
@@ -107,11 +112,14 @@ def filled_versions_context(
         exp.Struct(expressions=[alias(col(c, TARGET_ALIAS), c) for c in fillable]),
         col(op.start, TARGET_ALIAS),
     )
-    stored_where = exp.and_(
+    stored_on = exp.and_(
+        keys_equal(keys, KEY_ALIAS, TARGET_ALIAS),
         # NULL (a key without new versions, nothing to fill) keeps no stored version.
         exp.LT(this=col(op.start, TARGET_ALIAS), expression=col(EARLIEST, KEY_ALIAS)),
         *(keys_in_markers(key_filter, TARGET_ALIAS) if key_filter else ()),
     )
+    # Every column of 1., so that both its uses read the same columns (module docstring).
+    per_key_columns: list[exp.Expr] = [col(n, KEY_ALIAS) for n in (*keys, EARLIEST, DELETED_AT)]
     filled_select: list[exp.Expr] = []
     for column in op.columns:
         name = column.name
@@ -123,7 +131,7 @@ def filled_versions_context(
             mask = col(unmodified_column(name), ROW_ALIAS)
             value = alias(exp.Case(ifs=[exp.If(this=mask, true=stored)], default=value), name)
         filled_select.append(value)
-    filled_select.append(col(DELETED_AT, KEY_ALIAS))
+    filled_select.append(col(DELETED_AT, STORED_ALIAS))
     return FilledVersionsContext(
         table=full.table,
         target=full.target,
@@ -133,16 +141,14 @@ def filled_versions_context(
         keys=[identifier(k) for k in keys],
         aggregates=aggregates,
         newest_stored=identifier(NEWEST_STORED),
-        stored_keys=[col(k, TARGET_ALIAS) for k in keys],
+        per_key_columns=per_key_columns,
         stored_values=alias(stored_values, STORED_VALUES),
-        stored_on=keys_equal(keys, TARGET_ALIAS, KEY_ALIAS),
-        stored_where=stored_where,
+        stored_on=stored_on,
         filled=identifier(FILLED),
         row_alias=identifier(ROW_ALIAS),
         key_alias=identifier(KEY_ALIAS),
         stored_alias=identifier(STORED_ALIAS),
         filled_select=filled_select,
-        row_on=keys_equal(keys, ROW_ALIAS, KEY_ALIAS),
         base_on=keys_equal(keys, ROW_ALIAS, STORED_ALIAS),
         version_where=op_is(RowOp.UPDATE, RowOp.UPSERT, table=ROW_ALIAS),
         versions=full.versions,
