@@ -191,8 +191,8 @@ class Files:
 # --- Process-tree memory: peak RSS of this process and its JVM child, reset per phase -----
 
 
-def _tree() -> list[int]:
-    pids, todo = [], [os.getpid()]
+def _tree(root: int | None = None) -> list[int]:
+    pids, todo = [], [os.getpid() if root is None else root]
     while todo:
         pid = todo.pop()
         pids.append(pid)
@@ -205,8 +205,8 @@ def _tree() -> list[int]:
     return pids
 
 
-def reset_peak() -> None:
-    for pid in _tree():
+def reset_peak(root: int | None = None) -> None:
+    for pid in _tree(root):
         try:
             with open(f"/proc/{pid}/clear_refs", "w") as fh:
                 fh.write("5")  # resets VmHWM to the current RSS
@@ -214,9 +214,9 @@ def reset_peak() -> None:
             pass
 
 
-def peak_gib() -> float:
+def peak_gib(root: int | None = None) -> float:
     total = 0
-    for pid in _tree():
+    for pid in _tree(root):
         try:
             with open(f"/proc/{pid}/status") as fh:
                 for line in fh:
@@ -278,7 +278,7 @@ class Bench:
 
     def compare(
         self,
-        write: Callable[[], object],
+        write: Callable[[], object] | None,
         plan: Plan,
         runs: int,
         table: Table,
@@ -291,7 +291,8 @@ class Bench:
         runtime picks for this batch, from its batch staged and cached); every run starts from
         ``snapshot``. Alternated run by run so that JIT warm-up and GC favour neither, unless
         not ``alternate``: then the connector's runs follow one another, as a sync's batches
-        do, and the floor's runs come after. One connector run before them is not counted."""
+        do, and the floor's runs come after. One connector run before them is not counted.
+        Without ``write``, the floor alone: then its first run is the one not counted."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
         (statement,) = render(merge_op, SPARK_ICEBERG)
@@ -306,14 +307,15 @@ class Bench:
             stager.stage(stage, keys=self.files.keys, params=PARAMS)
             session.table(stage.view).cache().count()
             executor = Executor(session)
-            sides: list[tuple[list[float], list[float], Callable[[], object]]] = [
-                (result.connector, result.connector_memory, write),
-                (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor")),
-            ]
+            floor = (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor"))
+            sides: list[tuple[list[float], list[float], Callable[[], object]]] = [floor]
+            if write is not None:
+                sides.insert(0, (result.connector, result.connector_memory, write))
             # One connector run first, not counted: the first large MERGE of a shape pays the
             # JVM's JIT warm-up (a 1M upsert: 12.8 s, then 7.4-8.0 s), and in the alternation
-            # only the connector's first run would pay it. The floor's first run still counts.
-            write()
+            # only the connector's first run would pay it. The floor's first run still counts,
+            # unless the floor runs alone (then it is the run not counted).
+            sides[0][2]()
             self.rollback(table, snapshot, session)
             order = sides * runs if alternate else [sides[0]] * runs + [sides[1]] * runs
             for times, memory, run in order:

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 import bench  # benchmarks/bench.py, beside this script
 
@@ -42,9 +43,14 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
+from spark_destination.dialects.quoting import qualified
+from spark_destination.dialects.rendered import Form
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.engine.warm_up import WARM
 from spark_destination.local_services.server_process import start_server
+from spark_destination.planner.history import plan_write_history_batch
+from spark_destination.planner.write import plan_write_batch
 from spark_destination.replay.client import connect
 
 STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
@@ -172,14 +178,77 @@ def in_process(engine: Engine, configuration: dict[str, str]) -> Callable[[objec
     return send
 
 
-def run(send: Callable[[object], None], sequence: list[tuple[str, object]]) -> dict[str, float]:
+def run(
+    send: Callable[[object], None],
+    sequence: list[tuple[str, object]],
+    peaks: dict[str, float] | None = None,
+    pid: int | None = None,
+) -> dict[str, float]:
+    """Each request's seconds; with ``peaks``, also the peak RSS (GiB) of the process tree
+    under ``pid`` (the server's) during each request."""
     seconds = {}
     for name, request in sequence:
+        if peaks is not None:
+            bench.reset_peak(pid)
         started = time.perf_counter()
         send(request)
         seconds[name] = time.perf_counter() - started
-        print(f"  {name}: {seconds[name]:.2f} s", flush=True)
+        peak = ""
+        if peaks is not None:
+            peaks[name] = bench.peak_gib(pid)
+            peak = f", peak RSS {peaks[name]:.2f} GiB"
+        print(f"  {name}: {seconds[name]:.2f} s{peak}", flush=True)
     return seconds
+
+
+def snapshots(b: bench.Bench, table: Table) -> list[int]:
+    name = qualified(b.config.catalog, bench.SCHEMA, table.name)
+    rows = b.session.table(name + ".snapshots").orderBy("committed_at").collect()
+    return [int(row["snapshot_id"]) for row in rows]
+
+
+def floors(
+    folder: Path, work: Workload, runs: int
+) -> dict[str, tuple[bench.Comparison, float]]:
+    """The bare engine on the server's tables, after the server has stopped: per big write,
+    the same MERGE statement the server ran, from its batch staged and cached in a warm Spark
+    in this process, on the table state the server's request met (rolled back to it before
+    every run); one uncounted run, then ``runs``. Also each floor run's peak RSS."""
+    b = bench.Bench(folder)  # its warehouse, folder / "warehouse", is the server's
+    b.files = work.files
+    result = {}
+    try:
+        measured = dict(work.requests("measured"))
+        upsert, mixed = measured["upsert"], measured["mixed"]
+        history = measured["history batch"]
+        assert isinstance(upsert, WriteBatchRequest) and isinstance(mixed, WriteBatchRequest)
+        assert isinstance(history, WriteHistoryBatchRequest)
+        writes = snapshots(b, upsert.table)  # the load's, the upsert's, the mixed batch's
+        versions = snapshots(b, history.table)  # the history load's, the history batch's
+        if len(writes) != 3 or len(versions) != 2:
+            raise RuntimeError(f"unexpected commits: {len(writes)} and {len(versions)}")
+        catalog = b.config.catalog
+        for name, request, snapshot, form in (
+            ("upsert", upsert, writes[0], Form.UNIQUE_KEYS),
+            ("mixed", mixed, writes[1], Form.UNIQUE_KEYS),
+            ("history batch", history, versions[0], Form.FILLED_VERSIONS),
+        ):
+            b.rollback(request.table, snapshot)
+            if isinstance(request, WriteHistoryBatchRequest):
+                plan = plan_write_history_batch(
+                    request, request.table, catalog=catalog, target=SPARK_ICEBERG
+                )
+            else:
+                plan = plan_write_batch(
+                    request, request.table, catalog=catalog, target=SPARK_ICEBERG
+                )
+            both = b.compare(None, plan, runs, request.table, snapshot, form=form)
+            result[name] = (both, median(both.floor))
+            shown = ", ".join(f"{s:.2f}" for s in both.floor)
+            print(f"  floor {name}: {shown} s (median {result[name][1]:.2f})", flush=True)
+    finally:
+        b.csv.sessions.stop()
+    return result
 
 
 def wait_for(log: Path, text: str, *, timeout: float) -> None:
@@ -214,6 +283,12 @@ def main() -> None:
     parser.add_argument("--format-version", default="2")
     parser.add_argument("--skip-in-process", action="store_true")
     parser.add_argument("--no-warm-writes", action="store_true", help="serve --no-warm-writes")
+    parser.add_argument(
+        "--floor-runs",
+        type=int,
+        default=3,
+        help="the bare engine's runs per big write after the server (0: none)",
+    )
     args = parser.parse_args()
     configuration = {"format_version": args.format_version}
     with tempfile.TemporaryDirectory(prefix="sd-oop-") as tmp:
@@ -223,8 +298,9 @@ def main() -> None:
         took = time.perf_counter() - started
         print(f"{args.rows:,} rows per write; files written in {took:.0f} s")
         results: dict[str, dict[str, float]] = {}
+        peaks: dict[str, float] = {}
         log = folder / "serve.log"
-        flags = ["--warehouse", str(folder / "wh-server")]
+        flags = ["--warehouse", str(folder / "warehouse")]  # Bench(folder)'s, for the floors
         if args.no_warm_writes:
             flags.append("--no-warm-writes")
         server = start_server(log_file=log, flags=flags, prewarm=args.prewarm)
@@ -236,10 +312,15 @@ def main() -> None:
                 print("serve: warm-up (not counted)")
                 run(send, work.requests("warm", history=False))
             print("serve" + (" --prewarm" if args.prewarm else ""))
-            results["serve"] = run(send, work.requests("measured"))
+            results["serve"] = run(send, work.requests("measured"), peaks, server.pid)
         finally:
             server.stop()
         print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in merge_steps(log)))
+        floor = {}
+        if args.floor_runs:
+            runs = args.floor_runs
+            print(f"the bare engine on the server's tables (one uncounted run, then {runs})")
+            floor = floors(folder, work, args.floor_runs)
         if not args.skip_in_process:
             engine = Engine(
                 SessionProvider.embedded(), defaults={"warehouse": str(folder / "wh-local")}
@@ -264,6 +345,20 @@ def main() -> None:
                 f"{key}: history batch ÷ upsert = "
                 f"{seconds['history batch'] / seconds['upsert']:.2f}"
             )
+        if floor:
+            print()
+            print(
+                "serve ÷ the bare engine | serve s | floor s (median) | ratio | "
+                "serve peak RSS GiB | floor's | ratio"
+            )
+            print("---|---|---|---|---|---|---")
+            for name, (both, seconds) in floor.items():
+                served = results["serve"][name]
+                memory = max(both.floor_memory)
+                print(
+                    f"{name} | {served:.2f} | {seconds:.2f} | {served / seconds:.2f} | "
+                    f"{peaks[name]:.2f} | {memory:.2f} | {peaks[name] / memory:.2f}"
+                )
 
 
 if __name__ == "__main__":
