@@ -26,6 +26,7 @@ after one uncounted run). Prints figures; asserts nothing.
 
 Usage:
     .venv/bin/python benchmarks/out_of_process.py --rows 1000000 [--prewarm] [--format-version 3]
+        [--layout plain] [--skip-in-process] [--floor-runs 3]
 """
 
 from __future__ import annotations
@@ -298,6 +299,7 @@ def main() -> None:
     parser.add_argument("--prewarm", action="store_true")
     parser.add_argument("--no-warm-up", action="store_true", help="no uncounted warm-up writes")
     parser.add_argument("--format-version", default="2")
+    parser.add_argument("--layout", default="sorted", help="table_layout: sorted, plain, bucketed")
     parser.add_argument("--skip-in-process", action="store_true")
     parser.add_argument("--no-warm-writes", action="store_true", help="serve --no-warm-writes")
     parser.add_argument(
@@ -307,7 +309,7 @@ def main() -> None:
         help="the bare engine's runs per big write after the server (0: none)",
     )
     args = parser.parse_args()
-    configuration = {"format_version": args.format_version}
+    configuration = {"format_version": args.format_version, "table_layout": args.layout}
     with tempfile.TemporaryDirectory(prefix="sd-oop-") as tmp:
         folder = Path(tmp)
         started = time.perf_counter()
