@@ -278,12 +278,12 @@ def _took(live: str, key: str, settings: SparkSettings) -> bool:
     Spark puts its own options (module opens, IPv4) before the Java options it was given,
     and the driver's were given with the log configuration before the operator's own.
     """
+    given = dict(settings.extra_conf)[key]
+    if key == DRIVER_JAVA_OPTIONS:
+        given = driver_java_options(settings)
     if key.endswith(JAVA_OPTIONS_SUFFIX):
-        given = driver_java_options(settings) if key == DRIVER_JAVA_OPTIONS else dict(
-            settings.extra_conf
-        )[key]
         return live == given or live.endswith(" " + given)
-    return live == dict(settings.extra_conf)[key]
+    return live == given
 
 
 def driver_java_options(settings: SparkSettings) -> str:
