@@ -61,6 +61,7 @@ from spark_destination.planner.write import plan_write_batch
 from spark_destination.replay.client import connect
 
 STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
+SMALL_SYNCS = 20
 
 
 def history_update_row(i: int, rng: random.Random, start: str) -> list[str]:
@@ -92,14 +93,29 @@ class Workload:
         self.history_load = write(
             [[*bench.row(i, rng)[:-1], start1, bench.TMAX, "true"] for i in range(n)], header
         )
+        # Small syncs on the aged table (the harness's 20): 100 upserts anywhere in twice the key
+        # range, 10 updates (half the columns unmodified) and 10 deletes of keys the upsert
+        # added and nothing later deleted.
+        self.small = []
+        for _ in range(SMALL_SYNCS):
+            upserts = rng.sample(range(2 * n), 100)
+            changed = rng.sample(range(n, n + n // 2), 20)
+            self.small.append(
+                {
+                    "replace": write([bench.row(i, rng) for i in upserts]),
+                    "update": write([bench.update_row(i, rng) for i in changed[:10]]),
+                    "delete": write([bench.row(i, rng) for i in changed[10:]]),
+                }
+            )
         self.earliest = write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"])
         self.history_batch = write([history_update_row(i, rng, start2) for i in range(n)], header)
 
     def requests(
-        self, suffix: str, *, history: bool = True, again: bool = False
+        self, suffix: str, *, history: bool = True, again: bool = False, small: bool = False
     ) -> list[tuple[str, object]]:
-        """The sequence; with ``again``, then the history table's requests once more on a second
-        history table (same columns: the server has compiled its MERGE's code once)."""
+        """The sequence; with ``small``, the small syncs after the mixed batch; with ``again``,
+        the history table's requests once more on a second history table (same columns: the
+        server has compiled its MERGE's code once)."""
         table = Table(name=f"t_{suffix}", columns=bench.COLUMNS)
         keys, params = self.files.keys, bench.PARAMS
 
@@ -136,6 +152,8 @@ class Workload:
             ("upsert", write(replace=self.upsert)),
             ("mixed", write(**self.mixed)),
         ]
+        if small:
+            sequence += [(f"small {k}", write(**f)) for k, f in enumerate(self.small, 1)]
         if history:
             first = Table(name=f"h_{suffix}", columns=bench.HISTORY)
             sequence += history_requests(first, "history")
@@ -218,6 +236,21 @@ def run(
     return seconds
 
 
+def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> None:
+    """The small syncs' p50 as the client saw them, and their staging and MERGE steps' p50
+    from the server's log (the measured table's 4th to 23rd batch: load, upsert, mixed first)."""
+    client = [v for k, v in seconds.items() if k.startswith("small ")]
+    mine = [(n, s) for n, s in steps if "'t_measured'" in n or n.startswith("stage view")]
+    merges = [i for i, (n, _) in enumerate(mine) if "'t_measured'" in n][3 : 3 + SMALL_SYNCS]
+    staged = [mine[i - 1][1] for i in merges if i > 0 and mine[i - 1][0].startswith("stage")]
+    merged = [mine[i][1] for i in merges]
+    if client and merged:
+        print(
+            f"  {len(client)} small syncs: p50 {median(client):.2f} s as the client saw them; "
+            f"server's staging p50 {median(staged):.3f} s, MERGE p50 {median(merged):.2f} s"
+        )
+
+
 def snapshots(b: bench.Bench, table: Table) -> list[int]:
     name = qualified(b.config.catalog, bench.SCHEMA, table.name)
     rows = b.session.table(name + ".snapshots").orderBy("committed_at").collect()
@@ -240,9 +273,10 @@ def floors(
         history = measured["history batch"]
         assert isinstance(upsert, WriteBatchRequest) and isinstance(mixed, WriteBatchRequest)
         assert isinstance(history, WriteHistoryBatchRequest)
-        writes = snapshots(b, upsert.table)  # the load's, the upsert's, the mixed batch's
+        # The load's, the upsert's, the mixed batch's (then the small syncs').
+        writes = snapshots(b, upsert.table)
         versions = snapshots(b, history.table)  # the history load's, the history batch's
-        if len(writes) != 3 or len(versions) != 2:
+        if len(writes) < 3 or len(versions) != 2:
             raise RuntimeError(f"unexpected commits: {len(writes)} and {len(versions)}")
         catalog = b.config.catalog
         # Newest state first: a rollback goes to an ancestor of the current snapshot.
@@ -331,11 +365,13 @@ def main() -> None:
                 print("serve: warm-up (not counted)")
                 run(send, work.requests("warm", history=False))
             print("serve" + (" --prewarm" if args.prewarm else ""))
-            measured = work.requests("measured", again=True)
+            measured = work.requests("measured", again=True, small=True)
             results["serve"] = run(send, measured, peaks, server.pid)
         finally:
             server.stop()
-        print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in merge_steps(log)))
+        steps = merge_steps(log)
+        print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in steps))
+        small_syncs(results["serve"], steps)
         floor = {}
         if args.floor_runs:
             runs = args.floor_runs
@@ -350,7 +386,7 @@ def main() -> None:
                 print("in process: warm-up (not counted)")
                 run(send, work.requests("warm", history=False))
             print("in process")
-            results["in process"] = run(send, work.requests("measured", again=True))
+            results["in process"] = run(send, work.requests("measured", again=True, small=True))
             engine.sessions.stop()
         print()
         print("request | " + " | ".join(results) + " | ratio")
