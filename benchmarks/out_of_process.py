@@ -340,7 +340,8 @@ def main() -> None:
         "--floor-runs",
         type=int,
         default=3,
-        help="the bare engine's runs per big write after the server (0: none)",
+        help="with --skip-in-process, the bare engine's runs per big write after the server "
+        "(0: none)",
     )
     args = parser.parse_args()
     configuration = {"format_version": args.format_version, "table_layout": args.layout}
@@ -373,10 +374,14 @@ def main() -> None:
         print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in steps))
         small_syncs(results["serve"], steps)
         floor = {}
-        if args.floor_runs:
+        if args.floor_runs and args.skip_in_process:
             runs = args.floor_runs
             print(f"the bare engine on the server's tables (one uncounted run, then {runs})")
             floor = floors(folder, work, args.floor_runs)
+        elif args.floor_runs:
+            # One JVM per process, and a catalog's warehouse is fixed once registered: the
+            # floors (the server's warehouse) and the in-process run (its own) cannot share it.
+            print("(no floors: they need --skip-in-process)")
         if not args.skip_in_process:
             engine = Engine(
                 SessionProvider.embedded(), defaults={"warehouse": str(folder / "wh-local")}
