@@ -251,9 +251,13 @@ class Bench:
         return table
 
     def snapshot(self, table: Table) -> int:
+        return self.snapshots(table)[-1]
+
+    def snapshots(self, table: Table) -> list[int]:
+        """The table's snapshot ids, oldest first."""
         name = qualified(self.config.catalog, SCHEMA, table.name)
         rows = self.session.table(name + ".snapshots").orderBy("committed_at").collect()
-        return int(rows[-1]["snapshot_id"])
+        return [int(row["snapshot_id"]) for row in rows]
 
     def rollback(self, table: Table, snapshot: int, session: SparkSession | None = None) -> None:
         """Back to ``snapshot``, through the session that writes next (its catalog caches the

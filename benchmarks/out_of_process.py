@@ -50,7 +50,6 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
-from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine.engine import Engine, SessionProvider
@@ -251,12 +250,6 @@ def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> No
         )
 
 
-def snapshots(b: bench.Bench, table: Table) -> list[int]:
-    name = qualified(b.config.catalog, bench.SCHEMA, table.name)
-    rows = b.session.table(name + ".snapshots").orderBy("committed_at").collect()
-    return [int(row["snapshot_id"]) for row in rows]
-
-
 def floors(
     folder: Path, work: Workload, runs: int
 ) -> dict[str, tuple[bench.Comparison, float]]:
@@ -274,8 +267,8 @@ def floors(
         assert isinstance(upsert, WriteBatchRequest) and isinstance(mixed, WriteBatchRequest)
         assert isinstance(history, WriteHistoryBatchRequest)
         # The load's, the upsert's, the mixed batch's (then the small syncs').
-        writes = snapshots(b, upsert.table)
-        versions = snapshots(b, history.table)  # the history load's, the history batch's
+        writes = b.snapshots(upsert.table)
+        versions = b.snapshots(history.table)  # the history load's, the history batch's
         if len(writes) < 3 or len(versions) != 2:
             raise RuntimeError(f"unexpected commits: {len(writes)} and {len(versions)}")
         catalog = b.config.catalog
