@@ -60,9 +60,16 @@ from spark_destination.local_services.server_process import start_server
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.write import plan_write_batch
 from spark_destination.replay.client import connect
+from spark_destination.runtime.spark.session import DRIVER_JAVA_OPTIONS
 
 STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
+# Staging's own split of its step (runtime.batch.staging).
+SPLIT = re.compile(
+    r"^staged (\d+) row\(s\): decoded in ([0-9.]+) s, handed to Spark .* in ([0-9.]+) s$"
+)
 SMALL_SYNCS = 20
+# HotSpot's default, after the session's KEEP_HEAP_OPTION (an operator's option comes last).
+BARE_HEAP_OPTION = "-XX:MaxHeapFreeRatio=70"
 
 
 def history_update_row(i: int, rng: random.Random, start: str) -> list[str]:
@@ -259,7 +266,9 @@ def floors(
     the same MERGE statement the server ran, from its batch staged and cached in a warm Spark
     in this process, on the table state the server's request met (rolled back to it before
     every run); one uncounted run, then ``runs``. Also each floor run's peak RSS."""
-    b = bench.Bench(folder)  # its warehouse, folder / "warehouse", is the server's
+    # Its warehouse, folder / "warehouse", is the server's. The JVM's own heap policy, as a
+    # bare Spark has it: the session's KEEP_HEAP_OPTION is the connector's, not the engine's.
+    b = bench.Bench(folder, layout={"spark_conf": f"{DRIVER_JAVA_OPTIONS}={BARE_HEAP_OPTION}"})
     b.files = work.files
     result = {}
     try:
@@ -314,18 +323,31 @@ def wait_for(log: Path, text: str, *, timeout: float) -> None:
     print(f"  ({text})")
 
 
-def merge_steps(log: Path) -> list[tuple[str, float]]:
-    """The server's MERGE and staging step timings, in order (its JSON log lines)."""
-    steps = []
+def log_messages(log: Path) -> list[str]:
+    """The messages of the server's JSON log lines, in order."""
+    messages = []
     for line in log.read_text(errors="replace").splitlines():
         try:
-            message = json.loads(line).get("message", "")
+            messages.append(str(json.loads(line).get("message", "")))
         except ValueError:
             continue
-        match = STEP.match(message)
-        if match:
-            steps.append((match.group(1)[:40], float(match.group(2))))
-    return steps
+    return messages
+
+
+def merge_steps(log: Path) -> list[tuple[str, float]]:
+    """The server's MERGE and staging step timings, in order."""
+    matches = (STEP.match(message) for message in log_messages(log))
+    return [(m.group(1)[:40], float(m.group(2))) for m in matches if m]
+
+
+def staging_splits(log: Path) -> list[str]:
+    """Each big staging step's split (rows: decode s + hand-off s), in order."""
+    matches = (SPLIT.match(message) for message in log_messages(log))
+    return [
+        f"{int(m.group(1)):,} rows: {m.group(2)} + {m.group(3)} s"
+        for m in matches
+        if m and int(m.group(1)) >= 100_000
+    ]
 
 
 def main() -> None:
@@ -373,6 +395,7 @@ def main() -> None:
             server.stop()
         steps = merge_steps(log)
         print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in steps))
+        print("  server's big stagings (decode + hand-off): " + "; ".join(staging_splits(log)))
         small_syncs(results["serve"], steps)
         floor = {}
         if args.floor_runs and args.skip_in_process:

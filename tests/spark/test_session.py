@@ -17,9 +17,11 @@ from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
     DRIVER_JAVA_OPTIONS,
+    KEEP_HEAP_OPTION,
     SparkSettings,
     build_session,
     check_compatible,
+    driver_java_options,
     register_catalog,
 )
 
@@ -169,6 +171,25 @@ def test_check_compatible(spark: SparkSession, spark_settings: SparkSettings) ->
         check_compatible(spark, dataclasses.replace(spark_settings, driver_memory="4g"))
     with pytest.raises(ConfigurationError, match="Iceberg jars are bundled, requested maven"):
         check_compatible(spark, dataclasses.replace(spark_settings, jars_mode=JarSource.MAVEN))
+
+
+def test_an_operators_java_options_come_last() -> None:
+    # HotSpot takes an option's last value: an operator's own heap policy must win over ours.
+    theirs = "-XX:MaxHeapFreeRatio=70"
+    settings = SparkSettings(extra_conf=((DRIVER_JAVA_OPTIONS, theirs),))
+    options = driver_java_options(settings).split(" ")
+    assert options.index(KEEP_HEAP_OPTION) < options.index(theirs) == len(options) - 1
+
+
+@pytest.mark.spark
+def test_the_driver_keeps_its_heap(spark: SparkSession) -> None:
+    # The live JVM's value, not the option string: an option Spark dropped or the JVM did not
+    # take would leave G1 giving the heap back between requests.
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    bean_class = jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(bean_class)
+    assert bean.getVMOption("MaxHeapFreeRatio").getValue() == "100"
 
 
 @pytest.mark.spark
