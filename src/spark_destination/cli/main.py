@@ -31,6 +31,12 @@ COMMANDS: Final[tuple[Callable[[Any], None], ...]] = (
 # process never uses gRPC in a forked child, so fork support stays off. An operator's own
 # settings of these variables win.
 _GRPC_QUIET: Final = (("GRPC_VERBOSITY", "ERROR"), ("GRPC_ENABLE_FORK_SUPPORT", "false"))
+# pyarrow's allocator (mimalloc) gives freed memory back to the OS after 10 ms; the next batch
+# file then faults it in again, and where the host has reclaimed those pages meanwhile (a
+# MERGE runs between two stagings) that cost as much as the decode: a 1M-row history batch
+# decoded in 2.04 s right after a MERGE, 0.96 s with its memory kept (docs/benchmarks.md,
+# issue 33). A server keeps what its batches needed. Read when pyarrow loads, so set first.
+_KEEP_ARROW_MEMORY: Final = (("MIMALLOC_PURGE_DELAY", "-1"),)
 
 
 def build_parser(prog: str = "spark-destination") -> argparse.ArgumentParser:
@@ -45,8 +51,9 @@ def build_parser(prog: str = "spark-destination") -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "spark-destination") -> int:
-    for name, value in _GRPC_QUIET:
-        os.environ.setdefault(name, value)  # before gRPC starts (commands import it lazily)
+    for name, value in (*_GRPC_QUIET, *_KEEP_ARROW_MEMORY):
+        # Before gRPC and pyarrow load (commands import them lazily); an operator's own wins.
+        os.environ.setdefault(name, value)
     args = build_parser(prog).parse_args(argv)
     try:
         return int(args.func(args))
