@@ -359,6 +359,7 @@ def main() -> None:
     parser.add_argument("--layout", default="sorted", help="table_layout: sorted, plain, bucketed")
     parser.add_argument("--skip-in-process", action="store_true")
     parser.add_argument("--no-warm-writes", action="store_true", help="serve --no-warm-writes")
+    parser.add_argument("--spark-conf", default="", help="serve --spark-conf, e.g. JVM options")
     parser.add_argument(
         "--floor-runs",
         type=int,
@@ -380,6 +381,8 @@ def main() -> None:
         flags = ["--warehouse", str(folder / "warehouse")]  # Bench(folder)'s, for the floors
         if args.no_warm_writes:
             flags.append("--no-warm-writes")
+        if args.spark_conf:
+            flags += ["--spark-conf", args.spark_conf]
         server = start_server(log_file=log, flags=flags, prewarm=args.prewarm)
         try:
             if args.prewarm and not args.no_warm_writes:
