@@ -296,8 +296,8 @@ def driver_java_options(settings: SparkSettings) -> str:
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
 # G1 gives heap back to the OS after a request whose garbage it collected, and the next big
 # request touches it again: every 1M-row write re-faulted 0.65-0.8 GB of heap (170-200k page
-# faults, ~2.3 us each on the benchmark VM). A server keeps the heap its requests needed, up
-# to spark.driver.memory; peak RSS is unchanged. Measured: docs/benchmarks.md, issue 33.
+# faults, ~2.3 us each on the benchmark VM). A server keeps the heap its biggest request
+# needed, up to spark.driver.memory, even when idle. Measured: docs/benchmarks.md, issue 33.
 KEEP_HEAP_OPTION: Final = "-XX:MaxHeapFreeRatio=100"
 JAVA_OPTIONS_SUFFIX: Final = ".extraJavaOptions"
 # The read buffer of a local warehouse's file system (``spark.buffer.size``; Spark's is 64 KiB).
