@@ -81,6 +81,7 @@ from spark_destination.runtime.batch.csv_text import read_batch_file
 from spark_destination.runtime.batch.staging import Stager, decode_spec
 from spark_destination.runtime.batch.typed_csv import decode_csv_file
 from spark_destination.runtime.batch.typed_decode import decode_file
+from spark_destination.runtime.execute import jvm_time
 from spark_destination.runtime.execute.executor import DISTRIBUTION_MODE_CONF, Executor
 
 NULL, UNMOD = "null-m8yilkvPsNulehxl2G6pmSQ3G3WWdLP", "unmod-NcK9NIjPUutCsz4mjOQQztbnwnE1sY3"
@@ -311,24 +312,38 @@ class Bench:
             stager.stage(stage, keys=self.files.keys, params=PARAMS)
             session.table(stage.view).cache().count()
             executor = Executor(session)
-            floor = (result.floor, result.floor_memory, lambda: executor.sql(sql, what="floor"))
-            sides: list[tuple[list[float], list[float], Callable[[], object]]] = [floor]
+            floor = (
+                result.floor,
+                result.floor_memory,
+                result.floor_compiling,
+                lambda: executor.sql(sql, what="floor"),
+            )
+            sides: list[tuple[list[float], list[float], list[float], Callable[[], object]]]
+            sides = [floor]
             if write is not None:
-                sides.insert(0, (result.connector, result.connector_memory, write))
+                connector = (
+                    result.connector,
+                    result.connector_memory,
+                    result.connector_compiling,
+                    write,
+                )
+                sides.insert(0, connector)
             # One connector run first, not counted: the first large MERGE of a shape pays the
             # JVM's JIT warm-up (a 1M upsert: 12.8 s, then 7.4-8.0 s), and in the alternation
             # only the connector's first run would pay it. The floor's first run still counts,
             # unless the floor runs alone (then it is the run not counted).
-            started = time.perf_counter()
-            sides[0][2]()
+            started, before = time.perf_counter(), jvm_time.read(session)
+            sides[0][3]()
             result.first = time.perf_counter() - started
+            result.first_compiling = jvm_time.read(session).since(before).compiling_ms / 1000
             self.rollback(table, snapshot, session)
             order = sides * runs if alternate else [sides[0]] * runs + [sides[1]] * runs
-            for times, memory, run in order:
+            for times, memory, compiling, run in order:
                 reset_peak()
-                started = time.perf_counter()
+                started, before = time.perf_counter(), jvm_time.read(session)
                 run()
                 times.append(time.perf_counter() - started)
+                compiling.append(jvm_time.read(session).since(before).compiling_ms / 1000)
                 memory.append(peak_gib())
                 # Through the floor's session: its catalog caches the table (a rollback
                 # elsewhere would leave it committing on a snapshot no longer current);
@@ -350,6 +365,10 @@ class Comparison:
     # The uncounted first run (the connector's, or the floor's when it runs alone): in a JVM
     # that has not run this statement's shape yet, it pays the JIT.
     first: float | None = None
+    # Seconds the JVM spent compiling during each run (``runtime.execute.jvm_time``).
+    connector_compiling: list[float] = field(default_factory=list)
+    floor_compiling: list[float] = field(default_factory=list)
+    first_compiling: float | None = None
 
 
 # --- bad_value_policy (issue 21) -----------------------------------------------------------
@@ -756,9 +775,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         base = bench.snapshot(target)
         request = bench.request(target, replace=[upsert_csv])
         plan = plan_write_batch(request, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
-        upsert = bench.compare(
-            lambda: bench.csv.apply({}, request), plan, args.runs, target, base
-        )
+        upsert = bench.compare(lambda: bench.csv.apply({}, request), plan, args.runs, target, base)
         figures.append(
             (
                 f"{n:,} upsert WriteBatch ÷ floor (median)",
@@ -810,9 +827,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             delete=[files.write([row(i, rng) for i in delete_ids])],
         )
         plan = plan_write_batch(mixed, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
-        both = bench.compare(
-            lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base
-        )
+        both = bench.compare(lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base)
         figures.append(
             (f"{n:,} mixed WriteBatch ÷ floor", median(both.connector), median(both.floor))
         )

@@ -62,7 +62,10 @@ from spark_destination.planner.write import plan_write_batch
 from spark_destination.replay.client import connect
 from spark_destination.runtime.spark.session import DRIVER_JAVA_OPTIONS
 
-STEP = re.compile(r"^(merge .*|stage view .*?): ([0-9.]+) s$")
+# A step's line, with what of it the JVM spent compiling and collecting (runtime.execute.jvm_time).
+STEP = re.compile(
+    r"^(merge .*|stage view .*?): ([0-9.]+) s(?: \(JVM compiling ([0-9.]+) s, GC ([0-9.]+) s\))?$"
+)
 # Staging's own split of its step (runtime.batch.staging).
 SPLIT = re.compile(
     r"^staged (\d+) row\(s\): decoded in ([0-9.]+) s, handed to Spark .* in ([0-9.]+) s$"
@@ -259,9 +262,7 @@ def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> No
         )
 
 
-def floors(
-    folder: Path, work: Workload, runs: int
-) -> dict[str, tuple[bench.Comparison, float]]:
+def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Comparison, float]]:
     """The bare engine on the server's tables, after the server has stopped: per big write,
     the same MERGE statement the server ran, from its batch staged and cached in a warm Spark
     in this process, on the table state the server's request met (rolled back to it before
@@ -302,10 +303,11 @@ def floors(
                 )
             both = b.compare(None, plan, runs, request.table, snapshot, form=form)
             result[name] = (both, median(both.floor))
-            shown = ", ".join(f"{s:.2f}" for s in both.floor)
+            runs_shown = zip(both.floor, both.floor_compiling, strict=True)
+            shown = ", ".join(f"{s:.2f} (compiling {c:.2f})" for s, c in runs_shown)
             print(
-                f"  floor {name}: {shown} s (median {result[name][1]:.2f}; "
-                f"uncounted first run {both.first:.2f})",
+                f"  floor {name}: {shown} s (median {result[name][1]:.2f}; uncounted first run "
+                f"{both.first:.2f}, compiling {both.first_compiling:.2f})",
                 flush=True,
             )
     finally:
@@ -338,6 +340,16 @@ def merge_steps(log: Path) -> list[tuple[str, float]]:
     """The server's MERGE and staging step timings, in order."""
     matches = (STEP.match(message) for message in log_messages(log))
     return [(m.group(1)[:40], float(m.group(2))) for m in matches if m]
+
+
+def jvm_time_of_big_steps(log: Path) -> list[str]:
+    """Each step of a second or more: its seconds, and the JVM's compiling and GC seconds."""
+    matches = (STEP.match(message) for message in log_messages(log))
+    return [
+        f"{m.group(1)[:30]}: {m.group(2)} s (compiling {m.group(3)}, GC {m.group(4)})"
+        for m in matches
+        if m and m.group(3) is not None and float(m.group(2)) >= 1.0
+    ]
 
 
 def staging_splits(log: Path) -> list[str]:
@@ -399,6 +411,8 @@ def main() -> None:
         steps = merge_steps(log)
         print("  server's steps: " + "; ".join(f"{n}: {s:.2f}" for n, s in steps))
         print("  server's big stagings (decode + hand-off): " + "; ".join(staging_splits(log)))
+        big = jvm_time_of_big_steps(log)
+        print("  server's steps of 1 s or more, JVM's time: " + "; ".join(big))
         small_syncs(results["serve"], steps)
         floor = {}
         if args.floor_runs and args.skip_in_process:

@@ -47,8 +47,9 @@ from spark_destination.planner.ir import HIGH_MARKER, TableRef
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
-from spark_destination.runtime.execute import commits, faults, scan_metrics, transient
+from spark_destination.runtime.execute import commits, faults, jvm_time, scan_metrics, transient
 from spark_destination.runtime.execute.bound_sql import bound_sql
+from spark_destination.runtime.execute.jvm_time import JvmTime
 from spark_destination.runtime.execute.key_filter import key_filter_args
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
 from spark_destination.runtime.execute.spark_errors import (
@@ -140,6 +141,7 @@ class Executor:
                 for index, statement in enumerate(statements):
                     faults.boundary(index, statement.op)
                     started = time.perf_counter()
+                    jvm_before = self._jvm_time()
                     written = statement.writes
                     self._current = _Current(
                         creates=statement.creates_table,
@@ -159,8 +161,13 @@ class Executor:
                         self._saw(written)
                     seconds = time.perf_counter() - started
                     outcome.statements.append((statement.summary, seconds))
-                    # One line per step as it ends, so a long request is seen to move.
-                    log.info("%s: %.2f s", statement.summary, seconds)
+                    # One line per step as it ends, so a long request is seen to move; with
+                    # what of it the JVM spent warming up (``jvm_time``).
+                    jvm_after = self._jvm_time()
+                    spent = ""
+                    if jvm_before is not None and jvm_after is not None:
+                        spent = f" ({jvm_after.since(jvm_before).text()})"
+                    log.info("%s: %.2f s%s", statement.summary, seconds, spent)
             outcome.staged_rows = sum(s.rows for s in staged.values())
             outcome.changes = tuple(c for s in staged.values() for c in s.changes)
             return outcome
@@ -559,6 +566,12 @@ class Executor:
         """The table's Iceberg format version (0 when the catalog does not say)."""
         version = self._properties(table).get(FORMAT_VERSION_PROPERTY, "")
         return int(version) if version.isdigit() else 0
+
+    def _jvm_time(self) -> JvmTime | None:
+        try:
+            return jvm_time.read(self._session)
+        except Exception:  # noqa: BLE001 - metrics never fail a request (nor need a JVM)
+            return None
 
     def _bytes_read(self, table: TableRef) -> int | None:
         try:
