@@ -17,7 +17,8 @@ history table's N-version load and an N-version WriteHistoryBatch (an earliest-s
 every key and one new version per key whose non-key cells are each unmodified with probability
 0.5, as the harness wrote them); through ``serve``, the same two history requests again on a
 second history table of the same columns (its MERGE's code is then compiled: the first
-history batch of a fresh JVM pays the JIT, docs/benchmarks.md). Per request: seconds seen by
+history batch of a fresh JVM pays the JIT, docs/benchmarks.md), then on a third of two fewer
+columns (what of that compiled code serves a table of other columns). Per request: seconds seen by
 the client, the server's peak RSS and, from the server's log, the staging and MERGE steps'
 own seconds. Then the bare engine's floor for the upsert, the mixed batch and the history
 batch: the same statement from the batch staged and cached, in this process's warm Spark, on
@@ -71,6 +72,8 @@ SPLIT = re.compile(
     r"^staged (\d+) row\(s\): decoded in ([0-9.]+) s, handed to Spark .* in ([0-9.]+) s$"
 )
 SMALL_SYNCS = 20
+# A history table of other columns than bench.HISTORY (two fewer: a DOUBLE and a STRING).
+OTHER_HISTORY = tuple(c for c in bench.HISTORY if c.name not in ("score", "note"))
 # HotSpot's default, after the session's KEEP_HEAP_OPTION (an operator's option comes last).
 BARE_HEAP_OPTION = "-XX:MaxHeapFreeRatio=70"
 
@@ -101,9 +104,8 @@ class Workload:
         }
         header = [c.name for c in bench.HISTORY]
         start1, start2 = "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"
-        self.history_load = write(
-            [[*bench.row(i, rng)[:-1], start1, bench.TMAX, "true"] for i in range(n)], header
-        )
+        loads = [[*bench.row(i, rng)[:-1], start1, bench.TMAX, "true"] for i in range(n)]
+        self.history_load = write(loads, header)
         # Small syncs on the aged table (the harness's 20): 100 upserts anywhere in twice the key
         # range, 10 updates (half the columns unmodified) and 10 deletes of keys the upsert
         # added and nothing later deleted.
@@ -119,14 +121,21 @@ class Workload:
                 }
             )
         self.earliest = write([[str(i), start2] for i in range(n)], ["id", "_fivetran_start"])
-        self.history_batch = write([history_update_row(i, rng, start2) for i in range(n)], header)
+        versions = [history_update_row(i, rng, start2) for i in range(n)]
+        self.history_batch = write(versions, header)
+        # The same rows for a history table of other columns (OTHER_HISTORY): its plans' code,
+        # generated for its columns, is new to the server.
+        other = [header.index(c.name) for c in OTHER_HISTORY]
+        other_header = [header[k] for k in other]
+        self.other_load = write([[r[k] for k in other] for r in loads], other_header)
+        self.other_batch = write([[r[k] for k in other] for r in versions], other_header)
 
     def requests(
         self, suffix: str, *, history: bool = True, again: bool = False, small: bool = False
     ) -> list[tuple[str, object]]:
         """The sequence; with ``small``, the small syncs after the mixed batch; with ``again``,
         the history table's requests once more on a second history table (same columns: the
-        server has compiled its MERGE's code once)."""
+        server has compiled its MERGE's code once), then on a third of other columns."""
         table = Table(name=f"t_{suffix}", columns=bench.COLUMNS)
         keys, params = self.files.keys, bench.PARAMS
 
@@ -137,13 +146,15 @@ class Workload:
         def write(**files: str) -> WriteBatchRequest:
             return WriteBatchRequest(schema=bench.SCHEMA, table=table, files=batch(**files))
 
-        def history_requests(hist: Table, label: str) -> list[tuple[str, object]]:
+        def history_requests(
+            hist: Table, label: str, load: str, update: str
+        ) -> list[tuple[str, object]]:
             return [
                 (f"{label} create", CreateTableRequest(schema=bench.SCHEMA, table=hist)),
                 (
                     f"{label} load",
                     WriteHistoryBatchRequest(
-                        schema=bench.SCHEMA, table=hist, files=batch(replace=self.history_load)
+                        schema=bench.SCHEMA, table=hist, files=batch(replace=load)
                     ),
                 ),
                 (
@@ -152,7 +163,7 @@ class Workload:
                         schema=bench.SCHEMA,
                         table=hist,
                         earliest_start_files=(self.earliest,),
-                        files=batch(update=self.history_batch),
+                        files=batch(update=update),
                     ),
                 ),
             ]
@@ -165,12 +176,17 @@ class Workload:
         ]
         if small:
             sequence += [(f"small {k}", write(**f)) for k, f in enumerate(self.small, 1)]
+        loads, updates = self.history_load, self.history_batch
         if history:
             first = Table(name=f"h_{suffix}", columns=bench.HISTORY)
-            sequence += history_requests(first, "history")
+            sequence += history_requests(first, "history", loads, updates)
         if history and again:
             second = Table(name=f"h2_{suffix}", columns=bench.HISTORY)
-            sequence += history_requests(second, "history again")
+            sequence += history_requests(second, "history again", loads, updates)
+            third = Table(name=f"h3_{suffix}", columns=OTHER_HISTORY)
+            sequence += history_requests(
+                third, "history other columns", self.other_load, self.other_batch
+            )
         return sequence
 
 
@@ -448,9 +464,11 @@ def main() -> None:
                 f"{seconds['history batch'] / seconds['upsert']:.2f}"
             )
             if "history again batch" in seconds:
+                upsert = seconds["upsert"]
                 print(
                     f"{key}: the second history table's batch ÷ upsert = "
-                    f"{seconds['history again batch'] / seconds['upsert']:.2f}"
+                    f"{seconds['history again batch'] / seconds['upsert']:.2f}; the third's "
+                    f"(other columns) {seconds['history other columns batch'] / upsert:.2f}"
                 )
         if floor:
             print()
