@@ -677,10 +677,11 @@ WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
 # What the batch and history MERGEs run with (each unless the operator set it). Whole-stage
 # code generation off: a MERGE's generated classes are its own (they depend on the table's
 # columns), so the first big MERGE of a set of columns in a JVM ran mostly on code HotSpot was
-# still compiling (a fresh server's first 1M-version history MERGE: 15.2 s, 12.7 s of it
-# compiling, against 8.7 s warm). Without it Spark's operators run their own code, shared by
-# every table and warmed by every MERGE: 11.8-11.9 s with 6.5-7.0 s of compiling, about the
-# same warm, and no change beyond run-to-run spread for the batch MERGEs (docs/benchmarks.md,
+# still compiling (a fresh server's first 1M-version history MERGE: 14.8-15.2 s, 12.7-13.0 s of
+# it compiling, against 8.6-10.2 s on the next table). Without it Spark's operators run their
+# own code, shared by every table and warmed by every MERGE: 11.5-12.3 s with 6.3-7.0 s of
+# compiling, and a table of other columns is as fast as the next one of the same columns; warm
+# MERGEs, batch and history, did not change beyond run-to-run spread (docs/benchmarks.md,
 # issue 33). A merge flush, DDL and maintenance keep Spark's default.
 MERGE_SETTINGS: Final[Mapping[str, str]] = {WHOLE_STAGE_CODEGEN_CONF: "false"}
 # Iceberg's session-level switch of its vectorized Parquet reader, and the first format
