@@ -16,6 +16,7 @@ from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
+    CODEGEN_CACHE_ENTRIES,
     DRIVER_JAVA_OPTIONS,
     KEEP_HEAP_OPTION,
     SparkSettings,
@@ -23,6 +24,7 @@ from spark_destination.runtime.spark.session import (
     check_compatible,
     driver_java_options,
     register_catalog,
+    session_conf,
 )
 
 if TYPE_CHECKING:
@@ -179,6 +181,21 @@ def test_an_operators_java_options_come_last() -> None:
     settings = SparkSettings(extra_conf=((DRIVER_JAVA_OPTIONS, theirs),))
     options = driver_java_options(settings).split(" ")
     assert options.index(KEEP_HEAP_OPTION) < options.index(theirs) == len(options) - 1
+
+
+def test_an_operators_codegen_cache_size_wins() -> None:
+    # The builder takes a key's last value: an operator's setting comes after ours.
+    key = "spark.sql.codegen.cache.maxEntries"
+    ours = SparkSettings()
+    theirs = SparkSettings(extra_conf=((key, "50"),))
+    assert dict(session_conf(ours))[key] == str(CODEGEN_CACHE_ENTRIES)
+    assert dict(session_conf(theirs))[key] == "50"
+
+
+@pytest.mark.spark
+def test_the_session_keeps_more_generated_classes(spark: SparkSession) -> None:
+    # A static setting: the live session's value is the one it started with.
+    assert spark.conf.get("spark.sql.codegen.cache.maxEntries") == str(CODEGEN_CACHE_ENTRIES)
 
 
 @pytest.mark.spark

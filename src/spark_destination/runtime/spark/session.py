@@ -243,6 +243,12 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # inside quoted identifiers: a column named ${x} broke CREATE TABLE, and a table named
         # ${spark.some.setting} would have read a setting into the statement.
         ("spark.sql.variable.substitute", "false"),
+        # Spark keeps the classes it generated for 100 plans' pieces by default, and a MERGE
+        # has 13-46: a server writing a dozen tables of different columns evicted them and
+        # compiled them again (Janino, then the JIT) on every sync. Twelve tables written in
+        # rotation, 200k-row upserts: 1.63-1.73 s per write at 100, 1.22-1.39 s at 2,000
+        # (docs/benchmarks.md, issue 33). Read at start-up; an operator's setting wins below.
+        ("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES)),
     ]
     if settings.executor_memory:
         conf.append(("spark.executor.memory", settings.executor_memory))
@@ -294,6 +300,8 @@ def driver_java_options(settings: SparkSettings) -> str:
 
 
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+# Generated classes Spark keeps compiled (its default: 100); see session_conf.
+CODEGEN_CACHE_ENTRIES: Final = 2000
 # G1 gives heap back to the OS after a request whose garbage it collected, and the next big
 # request touches it again: every 1M-row write re-faulted 0.65-0.8 GB of heap (170-200k page
 # faults, ~2.3 us each on the benchmark VM). A server keeps the heap its biggest request
