@@ -1,5 +1,6 @@
-"""The executor runs the history MERGE with Iceberg's write distribution mode ``none``,
-only for that statement, unless the operator or the table chose a mode."""
+"""The executor runs the history MERGE with Iceberg's write distribution mode ``none`` and
+without Spark's whole-stage code generation, only for that statement, each unless the operator
+(or, for the distribution, the table) chose otherwise."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from spark_destination.runtime.execute import executor as executor_module
 from spark_destination.runtime.execute.executor import (
     DISTRIBUTION_MODE_CONF,
     MERGE_DISTRIBUTION_MODE_PROPERTY,
+    WHOLE_STAGE_CODEGEN_CONF,
     Executor,
 )
 from spark_destination.runtime.execute.table_loader import CatalogTable
@@ -54,6 +56,29 @@ def test_history_merge_distribution_mode(
     expected: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    session = _run(conf, properties, monkeypatch)
+    assert [ran.get(DISTRIBUTION_MODE_CONF) for ran in session.conf_when_ran] == [expected]
+    assert session.conf.values == conf  # nothing left behind in the session
+
+
+@pytest.mark.parametrize(
+    ("conf", "expected"),
+    [({}, "false"), ({WHOLE_STAGE_CODEGEN_CONF: "true"}, "true")],
+    ids=["default-off", "operator-conf-wins"],
+)
+def test_history_merge_whole_stage_codegen(
+    conf: dict[str, str], expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = _run(conf, {}, monkeypatch)
+    assert [ran.get(WHOLE_STAGE_CODEGEN_CONF) for ran in session.conf_when_ran] == [expected]
+    assert session.conf.values == conf
+
+
+def _run(
+    conf: dict[str, str], properties: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> FakeSession:
+    """The history MERGE's plan run on a fake session with ``conf`` on a table with
+    ``properties``; the session (its statements and the settings in force for each)."""
     session = FakeSession(conf)
 
     def load_table(_session: object, table: TableRef) -> CatalogTable:
@@ -65,5 +90,4 @@ def test_history_merge_distribution_mode(
     executor = Executor(session, transport=Transport.ARROW)  # type: ignore[arg-type]
     executor.run(render_plan(Plan(ops=(OP,)), SPARK_ICEBERG))
     assert all(sql.startswith("MERGE INTO") for sql, _args in session.ran)
-    assert [ran.get(DISTRIBUTION_MODE_CONF) for ran in session.conf_when_ran] == [expected]
-    assert session.conf.values == conf  # nothing left behind in the session
+    return session

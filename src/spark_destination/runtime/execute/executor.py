@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any, Final, assert_never
 
 from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import (
@@ -398,25 +398,19 @@ class Executor:
     def _merge_history(
         self, table: TableRef, sql: str, *, what: str, args: dict[str, object] | None
     ) -> None:
-        """Run the history MERGE without Iceberg's write shuffle, unless told otherwise.
+        """Run the history MERGE without whole-stage code generation (``MERGE_SETTINGS``) and
+        with Iceberg's write distribution ``none``, unless the table has its own
+        ``write.merge.distribution-mode``.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join that AQE coalesces into few tasks; ``none`` lets the join's tasks write
         (measured ~30% faster for a 300k-version batch; a few more, smaller delete/data files).
-        This child session's conf is set only for the statement, and not at all when the
-        operator set it (``spark_conf``) or the table has ``write.merge.distribution-mode``.
         """
-        conf = self._session.conf
-        if conf.get(DISTRIBUTION_MODE_CONF, None) is not None or (
-            MERGE_DISTRIBUTION_MODE_PROPERTY in self._properties(table)
-        ):
+        settings = dict(MERGE_SETTINGS)
+        if MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table):
+            settings[DISTRIBUTION_MODE_CONF] = "none"
+        with self._statement_settings(settings):
             self.sql(sql, what=what, args=args, scan_of=table)
-            return
-        conf.set(DISTRIBUTION_MODE_CONF, "none")
-        try:
-            self.sql(sql, what=what, args=args, scan_of=table)
-        finally:
-            conf.unset(DISTRIBUTION_MODE_CONF)
 
     def _merge_batch(self, statement: Statement, batch: StagedBatch, table: TableRef) -> None:
         """The batch MERGE in the cheapest form the staged batch allows."""
@@ -424,7 +418,22 @@ class Executor:
         if batch.repeated_rows == 0:
             sql = statement.form(Form.UNIQUE_KEYS) or sql
             sql, args = self._key_filtered(statement, batch.keys, sql, Form.KEY_FILTER)
-        self.sql(sql, what=statement.summary, args=args, scan_of=table)
+        with self._statement_settings(MERGE_SETTINGS):
+            self.sql(sql, what=statement.summary, args=args, scan_of=table)
+
+    @contextlib.contextmanager
+    def _statement_settings(self, settings: Mapping[str, str]) -> Iterator[None]:
+        """``settings`` on this request's child session for one statement, each unless the
+        operator set it (``spark_conf``)."""
+        conf = self._session.conf
+        scoped = {key: value for key, value in settings.items() if conf.get(key, None) is None}
+        for key, value in scoped.items():
+            conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key in scoped:
+                conf.unset(key)
 
     @classmethod
     def _history_form(
@@ -663,6 +672,19 @@ TABLE_EXISTS = "org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsExcepti
 # it overrides for MERGE.
 DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"
 MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
+# Spark's switch of whole-stage code generation.
+WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
+# What the batch and history MERGEs run with (each unless the operator set it). Whole-stage
+# code generation off: a MERGE's generated classes are its own (they depend on the table's
+# columns), so the first big MERGE of a set of columns in a JVM ran mostly on code HotSpot was
+# still compiling (a fresh server's first 1M-version history MERGE: 14.4-15.2 s, 12.7-13.3 s of
+# it compiling). Without it Spark's operators run their own code, shared by every table and
+# warmed by every MERGE: 11.5-12.3 s with 6.3-7.0 s of compiling. The price: the same 1M write
+# run again and again in one JVM is 8 % (upsert) to 14 % (history batch) slower once warm. In
+# the outside harness's sequence every figure was at least as good without it except the small
+# syncs (p50 +4 %), and twelve tables written in rotation ran as fast (docs/benchmarks.md,
+# issue 33). A merge flush, DDL and maintenance keep Spark's default.
+MERGE_SETTINGS: Final[Mapping[str, str]] = {WHOLE_STAGE_CODEGEN_CONF: "false"}
 # Iceberg's session-level switch of its vectorized Parquet reader, and the first format
 # version whose tables a MERGE scans without it (``Executor._scan_reads``).
 VECTORIZATION_CONF = "spark.sql.iceberg.vectorization.enabled"
