@@ -246,8 +246,9 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # Spark keeps the classes it generated for 100 plans' pieces by default, and a MERGE
         # has 13-46: a server writing a dozen tables of different columns evicted them and
         # compiled them again (Janino, then the JIT) on every sync. Twelve tables written in
-        # rotation, 200k-row upserts: 1.63-1.73 s per write at 100, 1.22-1.39 s at 2,000
-        # (docs/benchmarks.md, issue 33). Read at start-up; an operator's setting wins below.
+        # rotation (benchmarks/many_tables.py), 200k-row upserts, round medians: 1.46-1.71 s
+        # with Spark's defaults, 1.22-1.45 s as shipped (docs/benchmarks.md, issue 33). Read
+        # at start-up; an operator's setting wins below.
         ("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES)),
     ]
     if settings.executor_memory:
