@@ -102,3 +102,55 @@ def test_transports_give_the_same_table(
     assert result.outcome is not None and result.outcome.staged_rows == 5
     rows = lake.child().table(qualified(lake.catalog, schema, "t")).orderBy("id").collect()
     assert [(r.id, str(r.amount), r.note) for r in rows] == [(1, "1.10", ""), (2, "2.20", "b2")]
+
+
+def test_a_big_batch_staged_as_several_parquet_files_is_read_whole(
+    spark: SparkSession,
+    spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
+    lake: Lake,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if staging_dir() is None:
+        pytest.skip("no RAM-backed staging folder on this machine")
+    # Pieces of two rows, three threads' worth: the 9 staged rows go into three files.
+    monkeypatch.setattr(staging, "_ROW_GROUP_ROWS", 2)
+    monkeypatch.setattr(staging, "_ROW_GROUPS_PER_PIECE", 1)
+    monkeypatch.setattr(staging, "WORKERS", 3)
+    written: list[int] = []
+    on_tmpfs = staging.Stager._stage_on_tmpfs
+
+    def counting(self: staging.Stager, table: Any) -> Any:
+        frame = on_tmpfs(self, table)
+        written.append(len(list(self._dirs[-1].glob("*.parquet"))))
+        return frame
+
+    monkeypatch.setattr(staging.Stager, "_stage_on_tmpfs", counting)
+    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
+    engine = Engine(
+        SessionProvider.shared(spark, parse_config(configuration)),
+        defaults={**configuration, **catalog_configuration},
+        transport=Transport.TMPFS_PARQUET,
+    )
+    schema = "transport_pieces"
+    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
+    replace, update = tmp_path / "r.csv", tmp_path / "u.csv"
+    keys = {str(replace): new_key(), str(update): new_key()}
+    rows = [[str(i), f"{i}.00", f"n{i}"] for i in range(1, 8)]
+    write_batch_file(replace, ["id", "amount", "note"], rows, params=PARAMS, key=keys[str(replace)])
+    write_batch_file(
+        update,
+        ["id", "note", "amount"],
+        [["3", "changed", "UNM"], ["8", "new", "8.00"]],
+        params=PARAMS,
+        key=keys[str(update)],
+    )
+    files = BatchFiles(replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys)
+    result = engine.apply({}, WriteBatchRequest(schema=schema, table=TABLE, files=files))
+    assert written == [3]
+    assert result.outcome is not None and result.outcome.staged_rows == 9
+    table = lake.child().table(qualified(lake.catalog, schema, "t")).orderBy("id").collect()
+    expected = [(i, f"{i}.00", "changed" if i == 3 else f"n{i}") for i in range(1, 8)]
+    # An update of a key the table lacks is no row (Fivetran's update semantics).
+    assert [(r.id, str(r.amount), r.note) for r in table] == expected

@@ -218,6 +218,25 @@ def test_every_bad_column_is_named() -> None:
     message = str(info.value)
     assert "column 'a' (INT) in update file 'p', data row 2" in message
     assert "column 'b' (DATE) in update file 'p', data row 1" in message
+    # Columns are typed side by side; the message still names them in the table's order.
+    assert message.index("column 'a'") < message.index("column 'b'")
+
+
+def test_of_two_columns_stored_in_wrong_types_the_first_is_named() -> None:
+    spec = DecodeSpec(
+        columns=(
+            Column(name="id", type=DataType.INT, primary_key=True),
+            Column(name="a", type=DataType.NAIVE_DATE),
+            Column(name="b", type=DataType.INT),
+        ),
+        key=("id",),
+        null_string=None,
+        unmodified_string=None,
+    )
+    # Typed Parquet columns of other families: neither can be cast, and "a" comes first.
+    raw = pa.table({"id": [1], "a": pa.array([1.5]), "b": pa.array([True])})
+    with pytest.raises(BatchFileError, match="stores column 'a' as double"):
+        decode_file(raw, spec=spec, kind=FileKind.REPLACE, path="p")
 
 
 def test_sentinels_become_null_and_an_unmodified_mask() -> None:

@@ -41,7 +41,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, assert_never
+from typing import Final, TypeAlias, assert_never
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,6 +49,7 @@ import pyarrow.compute as pc
 from spark_destination.core.errors import BatchFileError, ValueConversionError
 from spark_destination.core.model import NAIVE_TIME_PATTERN, Column, DataType, FileKind
 from spark_destination.planner.ir import RowOp, unmodified_column
+from spark_destination.runtime.batch.arrow_threads import in_parallel
 from spark_destination.runtime.batch.value_changes import Change, ColumnChanges
 from spark_destination.runtime.batch.value_checks import (
     Misfit,
@@ -82,6 +83,10 @@ _DECIMAL_TEXT: Final = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-
 _DECIMAL_CONTEXT: Final = decimal.Context(prec=200)
 # The digits of a 128-bit decimal (pyarrow scales a parsed value into it, unchecked).
 _DECIMAL_DIGITS: Final = 38
+
+# One column decoded: typed values, unmodified mask, its first problem as (row index,
+# expectation) or None, the values changed instead in a lenient column or None.
+Decoded: TypeAlias = tuple[pa.Array, pa.Array, tuple[int, str] | None, Misfits | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,11 +192,18 @@ def decode_file(
     arrays: list[pa.Array] = []
     masks: dict[str, pa.Array] = {}
     problems: list[str] = []
-    for column in spec.columns:
+
+    def decode(column: Column) -> Decoded:
         # Chunked as parsed: every step below works per chunk (combining would copy the text).
         text = raw.column(column.name) if column.name in raw.column_names else None
+        return _decode_column(text, rows, column, spec, kind)
+
+    # Columns are typed side by side (pyarrow's kernels release the GIL); their results, and a
+    # column stored in a type that cannot hold it, are taken in column order, as one by one.
+    decoded = in_parallel(decode, spec.columns)
+    for column in spec.columns:
         try:
-            typed, unmodified, problem, misfits = _decode_column(text, rows, column, spec, kind)
+            typed, unmodified, problem, misfits = next(decoded)
         except WrongColumnType as wrong:
             raise BatchFileError(
                 f"batch file '{path}' stores column {column.name!r} as {wrong.source}, which "
@@ -283,9 +295,8 @@ def _settle(
 
 def _decode_column(
     text: pa.ChunkedArray | None, rows: int, column: Column, spec: DecodeSpec, kind: FileKind
-) -> tuple[pa.Array, pa.Array, tuple[int, str] | None, Misfits | None]:
-    """(typed values, unmodified mask, first problem as (row index, expectation) or None,
-    the values changed instead in a lenient column or None)."""
+) -> Decoded:
+    """One text (or typed) column of a file, decoded (``Decoded``)."""
     target = arrow_type(column)
     if text is None:
         unmodified = kind is FileKind.UPDATE and spec.unmodified_string is not None
@@ -322,7 +333,7 @@ def _decode_column(
 
 def _decode_typed_column(
     values: pa.Array, column: Column, spec: DecodeSpec, kind: FileKind
-) -> tuple[pa.Array, pa.Array, tuple[int, str] | None, Misfits | None]:
+) -> Decoded:
     """A typed column (Parquet, or runtime.batch.typed_csv): NULL is NULL, nothing is unmodified."""
     unmodified = _all_false(len(values))
     if column.name in spec.key or _required(spec, column.name, kind):
