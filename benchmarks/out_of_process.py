@@ -411,10 +411,14 @@ def main() -> None:
             flags.append("--no-warm-writes")
         if args.spark_conf:
             flags += ["--spark-conf", args.spark_conf]
+        launched = time.perf_counter()
         server = start_server(log_file=log, flags=flags, prewarm=args.prewarm)
         try:
             if args.prewarm and not args.no_warm_writes:
                 wait_for(log, WARM, timeout=900)
+                warmed = next(m for m in log_messages(log) if WARM in m)
+                since = time.perf_counter() - launched
+                print(f"serve --prewarm: {warmed}, {since:.1f} s after launch")
             send = over_grpc(server.address, configuration)
             if not args.no_warm_up:
                 print("serve: warm-up (not counted)")

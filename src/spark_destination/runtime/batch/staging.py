@@ -317,7 +317,7 @@ class Stager:
         try:
             # A big batch is written as one file per thread, side by side; Spark reads the
             # folder (the view's rows carry their own order, SEQ_COLUMN).
-            for _ in in_parallel(write, enumerate(_pieces(table))):
+            for _ in in_parallel(write, enumerate(_pieces(table)), rows=table.num_rows):
                 pass
         except OSError as exc:
             if not is_out_of_space(exc):

@@ -200,7 +200,7 @@ def decode_file(
 
     # Columns are typed side by side (pyarrow's kernels release the GIL); their results, and a
     # column stored in a type that cannot hold it, are taken in column order, as one by one.
-    decoded = in_parallel(decode, spec.columns)
+    decoded = in_parallel(decode, spec.columns, rows=rows)
     for column in spec.columns:
         try:
             typed, unmodified, problem, misfits = next(decoded)
