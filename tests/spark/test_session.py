@@ -8,15 +8,17 @@ import re
 import uuid
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
     CODEGEN_CACHE_ENTRIES,
+    CRYPTO_LIB_DIR_PROPERTY,
     DRIVER_JAVA_OPTIONS,
     KEEP_HEAP_OPTION,
     SparkSettings,
@@ -181,6 +183,19 @@ def test_an_operators_java_options_come_last() -> None:
     settings = SparkSettings(extra_conf=((DRIVER_JAVA_OPTIONS, theirs),))
     options = driver_java_options(settings).split(" ")
     assert options.index(KEEP_HEAP_OPTION) < options.index(theirs) == len(options) - 1
+
+
+@pytest.mark.spark
+def test_the_native_crypto_library_goes_to_the_scratch_folder(spark: SparkSession) -> None:
+    # Not /tmp, where every Spark start left a copy: the scratch folder goes with its process.
+    folder = scratch.process_dir()
+    if folder is None:
+        pytest.skip("no RAM-backed scratch folder on this machine")
+    live: Any = spark
+    assert live._jvm.System.getProperty(CRYPTO_LIB_DIR_PROPERTY) == str(folder)
+    # A shuffle writes encrypted files (spark.io.encryption.enabled): the library is loaded.
+    spark.sql("SELECT id % 7 AS k, count(*) FROM range(10000) GROUP BY k").collect()
+    assert list(folder.glob("commons-crypto-*libcommons-crypto.so"))
 
 
 def test_an_operators_codegen_cache_size_wins() -> None:

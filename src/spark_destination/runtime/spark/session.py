@@ -294,10 +294,28 @@ def _took(live: str, key: str, settings: SparkSettings) -> bool:
 
 
 def driver_java_options(settings: SparkSettings) -> str:
-    """The driver JVM's options: the log configuration and ``KEEP_HEAP_OPTION``, then the
-    operator's own (so their -D and -XX settings win: the JVM takes an option's last value)."""
+    """The driver JVM's options: the log configuration, ``KEEP_HEAP_OPTION`` and where the
+    native crypto library goes, then the operator's own (so their -D and -XX settings win: the
+    JVM takes an option's last value)."""
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
-    return f"{log4j_option()} {KEEP_HEAP_OPTION} {java_options}".strip()
+    own = [log4j_option(), KEEP_HEAP_OPTION, native_library_option()]
+    return " ".join(option for option in (*own, java_options) if option)
+
+
+def native_library_option() -> str:
+    """Where commons-crypto (Spark's I/O encryption) extracts its native library: this
+    process's scratch folder, or "" (its default) where there is none or it is mounted noexec.
+
+    By default it extracts a new copy into ``java.io.tmpdir`` at every JVM start and only
+    deletes it on an orderly JVM exit, which a PySpark driver does not get: /tmp gathered one
+    22 KB ``commons-crypto-*-libcommons-crypto.so`` per Spark start. In the scratch folder it
+    goes with the folder (``scratch.clean_orphans``). A library cannot be loaded from a
+    noexec mount, and commons-crypto would then fall back to the slower JCE cipher.
+    """
+    folder = scratch.process_dir()
+    if folder is None or os.statvfs(folder).f_flag & os.ST_NOEXEC:
+        return ""
+    return f"-D{CRYPTO_LIB_DIR_PROPERTY}={folder}"
 
 
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
@@ -309,6 +327,8 @@ CODEGEN_CACHE_ENTRIES: Final = 2000
 # needed, up to spark.driver.memory, even when idle. Measured: docs/benchmarks.md, issue 33.
 KEEP_HEAP_OPTION: Final = "-XX:MaxHeapFreeRatio=100"
 JAVA_OPTIONS_SUFFIX: Final = ".extraJavaOptions"
+# The system property commons-crypto reads for the folder it extracts its native library into.
+CRYPTO_LIB_DIR_PROPERTY: Final = "commons.crypto.lib.tempdir"
 # The read buffer of a local warehouse's file system (``spark.buffer.size``; Spark's is 64 KiB).
 LOCAL_READ_BUFFER_BYTES: Final = 8 << 10
 
