@@ -3,8 +3,8 @@
 Files are decoded in memory (never written decrypted to persistent disk) into typed Arrow
 columns (``typed_decode``: the value check happens here, before anything is written), tagged
 with the row operation and a global sequence number, and handed to Spark either through Arrow
-(works on any cluster: the data travels through the driver) or, for a local master, as a
-Parquet file on a RAM-backed tmpfs, which Spark reads faster.
+(works on any cluster: the data travels through the driver) or, for a local master, as
+Parquet files on a RAM-backed tmpfs, which Spark reads faster.
 """
 
 from __future__ import annotations
