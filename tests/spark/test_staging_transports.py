@@ -56,6 +56,39 @@ def _record_routes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return routes
 
 
+def _engine(
+    spark: SparkSession,
+    spark_settings: SparkSettings,
+    catalog_configuration: dict[str, str],
+    transport: Transport,
+    schema: str,
+) -> Engine:
+    """An engine staging through ``transport``, with ``TABLE`` created in ``schema``."""
+    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
+    engine = Engine(
+        SessionProvider.shared(spark, parse_config(configuration)),
+        defaults={**configuration, **catalog_configuration},
+        transport=transport,
+    )
+    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
+    return engine
+
+
+Rows = tuple[list[str], list[list[str]]]  # a batch file's header and rows
+
+
+def _files(folder: Path, replace: Rows, update: Rows) -> BatchFiles:
+    """A replace file and an update file, each encrypted with a key of its own."""
+    paths = {"replace": folder / "r.csv", "update": folder / "u.csv"}
+    keys = {str(path): new_key() for path in paths.values()}
+    for kind, (header, rows) in (("replace", replace), ("update", update)):
+        path = paths[kind]
+        write_batch_file(path, header, rows, params=PARAMS, key=keys[str(path)])
+    return BatchFiles(
+        replace=(str(paths["replace"]),), update=(str(paths["update"]),), params=PARAMS, keys=keys
+    )
+
+
 @pytest.mark.parametrize(
     ("transport", "route"), [(Transport.ARROW, "arrow"), (Transport.TMPFS_PARQUET, "tmpfs")]
 )
@@ -71,32 +104,17 @@ def test_transports_give_the_same_table(
 ) -> None:
     if transport is Transport.TMPFS_PARQUET and staging_dir() is None:
         pytest.skip("no RAM-backed staging folder on this machine")
-    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
-    engine = Engine(
-        SessionProvider.shared(spark, parse_config(configuration)),
-        defaults={**configuration, **catalog_configuration},
-        transport=transport,
-    )
     schema = f"transport_{transport.name.lower()}"
-    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
-    replace, update = tmp_path / "r.csv", tmp_path / "u.csv"
-    keys = {str(replace): new_key(), str(update): new_key()}
-    write_batch_file(
-        replace,
-        ["note", "id", "amount"],
-        [["a", "1", "1.10"], ["b", "2", "NUL"], ["b2", "2", "2.20"]],
-        params=PARAMS,
-        key=keys[str(replace)],
-    )
-    write_batch_file(
-        update,
-        ["id", "note", "amount"],
-        [["1", "", "UNM"], ["9", "x", "9.99"]],
-        params=PARAMS,
-        key=keys[str(update)],
+    engine = _engine(spark, spark_settings, catalog_configuration, transport, schema)
+    files = _files(
+        tmp_path,
+        replace=(
+            ["note", "id", "amount"],
+            [["a", "1", "1.10"], ["b", "2", "NUL"], ["b2", "2", "2.20"]],
+        ),
+        update=(["id", "note", "amount"], [["1", "", "UNM"], ["9", "x", "9.99"]]),
     )
     routes = _record_routes(monkeypatch)
-    files = BatchFiles(replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys)
     result = engine.apply({}, WriteBatchRequest(schema=schema, table=TABLE, files=files))
     assert routes == [route]
     assert result.outcome is not None and result.outcome.staged_rows == 5
@@ -127,26 +145,13 @@ def test_a_big_batch_staged_as_several_parquet_files_is_read_whole(
         return frame
 
     monkeypatch.setattr(staging.Stager, "_stage_on_tmpfs", counting)
-    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
-    engine = Engine(
-        SessionProvider.shared(spark, parse_config(configuration)),
-        defaults={**configuration, **catalog_configuration},
-        transport=Transport.TMPFS_PARQUET,
-    )
     schema = "transport_pieces"
-    engine.apply({}, CreateTableRequest(schema=schema, table=TABLE))
-    replace, update = tmp_path / "r.csv", tmp_path / "u.csv"
-    keys = {str(replace): new_key(), str(update): new_key()}
-    rows = [[str(i), f"{i}.00", f"n{i}"] for i in range(1, 8)]
-    write_batch_file(replace, ["id", "amount", "note"], rows, params=PARAMS, key=keys[str(replace)])
-    write_batch_file(
-        update,
-        ["id", "note", "amount"],
-        [["3", "changed", "UNM"], ["8", "new", "8.00"]],
-        params=PARAMS,
-        key=keys[str(update)],
+    engine = _engine(spark, spark_settings, catalog_configuration, Transport.TMPFS_PARQUET, schema)
+    files = _files(
+        tmp_path,
+        replace=(["id", "amount", "note"], [[str(i), f"{i}.00", f"n{i}"] for i in range(1, 8)]),
+        update=(["id", "note", "amount"], [["3", "changed", "UNM"], ["8", "new", "8.00"]]),
     )
-    files = BatchFiles(replace=(str(replace),), update=(str(update),), params=PARAMS, keys=keys)
     result = engine.apply({}, WriteBatchRequest(schema=schema, table=TABLE, files=files))
     assert written == [3]
     assert result.outcome is not None and result.outcome.staged_rows == 9
