@@ -14,17 +14,19 @@ import pytest
 
 from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.runtime.spark import scratch
+from spark_destination.runtime.spark import session as session_module
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
     CODEGEN_CACHE_ENTRIES,
-    CRYPTO_LIB_DIR_PROPERTY,
     DRIVER_JAVA_OPTIONS,
+    HADOOP_TMP_DIR_CONF,
     KEEP_HEAP_OPTION,
+    TEMP_DIR_PROPERTY,
     SparkSettings,
     build_session,
     check_compatible,
     driver_java_options,
+    jvm_temp_dir,
     register_catalog,
     session_conf,
 )
@@ -152,12 +154,18 @@ def test_relocated_jar_is_cached_and_fully_relocated(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_check_compatible(spark: SparkSession, spark_settings: SparkSettings) -> None:
+def test_check_compatible(
+    spark: SparkSession, spark_settings: SparkSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The session was started with an operator's Java option (conftest): the same settings
     # are compatible, another option is not.
     ((key, option),) = spark_settings.extra_conf
     assert key == DRIVER_JAVA_OPTIONS
     assert spark.sparkContext.getConf().get(key).endswith(" " + option)
+    check_compatible(spark, spark_settings)
+    # Our own options were decided at start (the temporary folder by the free room then):
+    # deciding otherwise now does not make the running session incompatible.
+    monkeypatch.setattr(session_module, "jvm_temp_dir", lambda: None)
     check_compatible(spark, spark_settings)
     other = ((DRIVER_JAVA_OPTIONS, "-Dspark_destination.test=other"),)
     with pytest.raises(ConfigurationError, match="'spark.driver.extraJavaOptions' differs"):
@@ -186,16 +194,46 @@ def test_an_operators_java_options_come_last() -> None:
 
 
 @pytest.mark.spark
-def test_the_native_crypto_library_goes_to_the_scratch_folder(spark: SparkSession) -> None:
-    # Not /tmp, where every Spark start left a copy: the scratch folder goes with its process.
-    folder = scratch.process_dir()
+def test_the_jvms_temporary_files_go_to_the_scratch_folder(spark: SparkSession) -> None:
+    # Not /tmp, where every Spark start left a folder and three native libraries: the scratch
+    # folder goes with its process.
+    folder = jvm_temp_dir()
     if folder is None:
-        pytest.skip("no RAM-backed scratch folder on this machine")
+        pytest.skip("no roomy, executable RAM-backed scratch folder on this machine")
     live: Any = spark
-    assert live._jvm.System.getProperty(CRYPTO_LIB_DIR_PROPERTY) == str(folder)
-    # A shuffle writes encrypted files (spark.io.encryption.enabled): the library is loaded.
+    assert live._jvm.System.getProperty(TEMP_DIR_PROPERTY) == folder
+    # A shuffle writes lz4-compressed, encrypted files: both native libraries are loaded.
     spark.sql("SELECT id % 7 AS k, count(*) FROM range(10000) GROUP BY k").collect()
-    assert list(folder.glob("commons-crypto-*libcommons-crypto.so"))
+    assert list(Path(folder).glob("commons-crypto-*libcommons-crypto.so"))
+    assert list(Path(folder).glob("liblz4-java-*.so"))
+    # What Hadoop's S3A and ABFS clients read for the folder of their upload buffers.
+    hadoop = live._jsc.hadoopConfiguration()
+    for key in ("fs.s3a.buffer.dir", "fs.azure.buffer.dir"):
+        assert Path(hadoop.get(key)).is_relative_to(folder), key
+
+
+def test_the_temporary_folders_are_the_scratch_folder_only_for_a_local_master() -> None:
+    # spark.hadoop.* reaches a cluster's executors, where this process's folder does not exist.
+    folder = jvm_temp_dir()
+    if folder is None:
+        pytest.skip("no roomy, executable RAM-backed scratch folder on this machine")
+    local = dict(session_conf(SparkSettings()))
+    cluster = dict(session_conf(SparkSettings(master="spark://elsewhere:7077")))
+    assert Path(local[HADOOP_TMP_DIR_CONF]).is_relative_to(folder)
+    assert HADOOP_TMP_DIR_CONF not in cluster
+    # The driver's own temporary files stay on this machine either way.
+    for conf in (local, cluster):
+        assert f"-D{TEMP_DIR_PROPERTY}={folder}" in conf[DRIVER_JAVA_OPTIONS].split(" ")
+
+
+def test_an_operators_temporary_folder_wins(tmp_path: Path) -> None:
+    theirs = f"-D{TEMP_DIR_PROPERTY}={tmp_path}"
+    settings = SparkSettings(
+        extra_conf=((DRIVER_JAVA_OPTIONS, theirs), (HADOOP_TMP_DIR_CONF, str(tmp_path)))
+    )
+    assert driver_java_options(settings).split(" ")[-1] == theirs
+    # The builder takes a key's last value.
+    assert [v for k, v in session_conf(settings) if k == HADOOP_TMP_DIR_CONF][-1] == str(tmp_path)
 
 
 def test_an_operators_codegen_cache_size_wins() -> None:

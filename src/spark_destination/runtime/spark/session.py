@@ -266,6 +266,10 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
             # one (Docker's 64 MB /dev/shm) would fail large MERGEs with "no space left";
             # there Spark's default folder is used, and I/O encryption protects the files.
             conf.append(("spark.local.dir", scratch_dir))
+            # Hadoop's object-store clients buffer the blocks of a file they upload on disk by
+            # default, under hadoop.tmp.dir (/tmp/hadoop-<user>): S3A in fs.s3a.buffer.dir,
+            # ABFS in fs.azure.buffer.dir. Those blocks are data files of decrypted rows.
+            conf.append((HADOOP_TMP_DIR_CONF, str(Path(scratch_dir) / "hadoop")))
     if settings.catalog_spec.local_warehouse is not None:
         # Hadoop's local file system reads through a buffer of io.file.buffer.size, which Spark
         # sets from spark.buffer.size (64 KiB), so each small read of a key-filtered scan (a
@@ -283,39 +287,49 @@ def _took(live: str, key: str, settings: SparkSettings) -> bool:
     """Whether the running JVM's ``live`` value of ``key`` is the one ``settings`` give it.
 
     Spark puts its own options (module opens, IPv4) before the Java options it was given,
-    and the driver's were given with the log configuration before the operator's own.
+    and the driver's were given with ours (``driver_java_options``) before the operator's
+    own: the operator's must end the live value. Ours are not compared: the temporary folder
+    depends on the free room when the JVM started.
     """
     given = dict(settings.extra_conf)[key]
-    if key == DRIVER_JAVA_OPTIONS:
-        given = driver_java_options(settings)
     if key.endswith(JAVA_OPTIONS_SUFFIX):
         return live == given or live.endswith(" " + given)
     return live == given
 
 
 def driver_java_options(settings: SparkSettings) -> str:
-    """The driver JVM's options: the log configuration, ``KEEP_HEAP_OPTION`` and where the
-    native crypto library goes, then the operator's own (so their -D and -XX settings win: the
-    JVM takes an option's last value)."""
+    """The driver JVM's options: the log configuration, ``KEEP_HEAP_OPTION`` and its temporary
+    folder, then the operator's own (so their -D and -XX settings win: the JVM takes an
+    option's last value)."""
     java_options = dict(settings.extra_conf).get(DRIVER_JAVA_OPTIONS, "")
-    own = [log4j_option(), KEEP_HEAP_OPTION, native_library_option()]
+    own = [log4j_option(), KEEP_HEAP_OPTION, temp_dir_option()]
     return " ".join(option for option in (*own, java_options) if option)
 
 
-def native_library_option() -> str:
-    """Where commons-crypto (Spark's I/O encryption) extracts its native library: this
-    process's scratch folder, or "" (its default) where there is none or it is mounted noexec.
+def temp_dir_option() -> str:
+    """The driver JVM's ``java.io.tmpdir``: this process's scratch folder (``jvm_temp_dir``),
+    or "" (the JVM's default, /tmp) where there is none."""
+    folder = jvm_temp_dir()
+    return "" if folder is None else f"-D{TEMP_DIR_PROPERTY}={folder}"
 
-    By default it extracts a new copy into ``java.io.tmpdir`` at every JVM start, marked to be
-    deleted at JVM exit, and the copies stayed: /tmp on the test machine held 220 of them
-    (``commons-crypto-*-libcommons-crypto.so``, 22 KB each). In the scratch folder a copy goes
-    with the folder (``scratch.clean_orphans``). A library cannot be loaded from a noexec
-    mount; commons-crypto would then fall back to its Java (JCE) cipher.
+
+def jvm_temp_dir() -> str | None:
+    """This process's scratch folder as the JVM's temporary folder, or None where it is
+    missing, too small for Spark's scratch files (``ram_scratch_dir``) or mounted noexec.
+
+    Iceberg's S3FileIO stages the parts of the data files it uploads in ``java.io.tmpdir``
+    (``s3.staging-dir``): decrypted rows, which belong in RAM, not on /tmp's disk. The JVM
+    also extracts lz4-java's, snappy-java's and commons-crypto's native libraries there at
+    every start and makes Spark's own ``spark-<uuid>`` folders; a clean exit deletes them, a
+    killed JVM left them in /tmp for good (the test machine's /tmp held 394 folders and 344,
+    346 and 220 copies of the libraries). In the scratch folder they go with the folder
+    (``scratch.clean_orphans``). The libraries cannot be loaded from a noexec mount (Docker
+    mounts ``/dev/shm`` so); there the JVM keeps its default.
     """
-    folder = scratch.process_dir()
+    folder = ram_scratch_dir()
     if folder is None or os.statvfs(folder).f_flag & os.ST_NOEXEC:
-        return ""
-    return f"-D{CRYPTO_LIB_DIR_PROPERTY}={folder}"
+        return None
+    return folder
 
 
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
@@ -327,8 +341,10 @@ CODEGEN_CACHE_ENTRIES: Final = 2000
 # needed, up to spark.driver.memory, even when idle. Measured: docs/benchmarks.md, issue 33.
 KEEP_HEAP_OPTION: Final = "-XX:MaxHeapFreeRatio=100"
 JAVA_OPTIONS_SUFFIX: Final = ".extraJavaOptions"
-# The system property commons-crypto reads for the folder it extracts its native library into.
-CRYPTO_LIB_DIR_PROPERTY: Final = "commons.crypto.lib.tempdir"
+# The JVM's temporary folder (``File.createTempFile``, native libraries, S3FileIO's staging).
+TEMP_DIR_PROPERTY: Final = "java.io.tmpdir"
+# Hadoop's temporary folder, the root of its object-store clients' upload buffers.
+HADOOP_TMP_DIR_CONF: Final = "spark.hadoop.hadoop.tmp.dir"
 # The read buffer of a local warehouse's file system (``spark.buffer.size``; Spark's is 64 KiB).
 LOCAL_READ_BUFFER_BYTES: Final = 8 << 10
 
