@@ -35,6 +35,7 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
+from spark_destination.runtime.spark import scratch
 
 if TYPE_CHECKING:
     from spark_destination.engine.engine import Engine
@@ -75,7 +76,10 @@ def warm_write_path(engine: Engine) -> None:
     """Run the warm-up; log how long it took, or why it failed (never raises)."""
     started = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="sd-warm-up-") as folder:
+        # In the process's scratch folder where there is one: a server killed mid-warm-up
+        # left its folder in /tmp for good (134 of them on the test machine); the next
+        # server's start removes a dead process's scratch folder.
+        with tempfile.TemporaryDirectory(prefix="sd-warm-up-", dir=scratch.process_dir()) as folder:
             _warm(engine, Path(folder))
     except DestinationError as exc:
         log.warning("warming the write path failed (%s); the first batches pay it", exc.loggable)
