@@ -195,8 +195,8 @@ def test_an_operators_java_options_come_last() -> None:
 
 @pytest.mark.spark
 def test_the_jvms_temporary_files_go_to_the_scratch_folder(spark: SparkSession) -> None:
-    # Not /tmp, where every Spark start left a folder and three native libraries: the scratch
-    # folder goes with its process.
+    # Not /tmp, where a killed JVM left them for good (and S3FileIO would stage data files):
+    # the scratch folder goes with its process.
     folder = jvm_temp_dir()
     if folder is None:
         pytest.skip("no roomy, executable RAM-backed scratch folder on this machine")
@@ -212,7 +212,7 @@ def test_the_jvms_temporary_files_go_to_the_scratch_folder(spark: SparkSession) 
         assert Path(hadoop.get(key)).is_relative_to(folder), key
 
 
-def test_the_temporary_folders_are_the_scratch_folder_only_for_a_local_master() -> None:
+def test_hadoops_temporary_folder_is_the_scratch_folder_only_for_a_local_master() -> None:
     # spark.hadoop.* reaches a cluster's executors, where this process's folder does not exist.
     folder = jvm_temp_dir()
     if folder is None:
