@@ -252,6 +252,24 @@ def test_the_session_keeps_more_generated_classes(spark: SparkSession) -> None:
 
 
 @pytest.mark.spark
+def test_a_big_shuffle_keeps_its_partitions_and_a_small_one_merges(
+    spark: SparkSession, spark_settings: SparkSettings
+) -> None:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    # Spark's adaptive execution merges balanced partitions of a few MiB each down to its
+    # default parallelism, the local cores; on this two-core machine the 4 became 2 (with
+    # uneven sizes 3, one task running alone). A machine with as many cores as partitions
+    # never merged them, so only a machine with fewer shows the difference.
+    partitions = spark_settings.shuffle_partitions
+    keys = F.col("id") % 1_000_000
+    big = spark.range(0, 2_000_000, numPartitions=2).groupBy(keys.alias("k")).count()
+    assert big.rdd.getNumPartitions() == partitions
+    small = spark.range(0, 100, numPartitions=2).groupBy((keys % 10).alias("k")).count()
+    assert small.rdd.getNumPartitions() == 1
+
+
+@pytest.mark.spark
 def test_the_driver_keeps_its_heap(spark: SparkSession) -> None:
     # The live JVM's value, not the option string: an option Spark dropped or the JVM did not
     # take would leave G1 giving the heap back between requests.
