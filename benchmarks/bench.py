@@ -291,13 +291,16 @@ class Bench:
         *,
         form: Form | None = Form.UNIQUE_KEYS,
         alternate: bool = True,
+        spark_defaults: Sequence[str] = (),
     ) -> Comparison:
         """The connector's ``write`` and the floor (the plan's MERGE, in the ``form`` the
         runtime picks for this batch, from its batch staged and cached); every run starts from
         ``snapshot``. Alternated run by run so that JIT warm-up and GC favour neither, unless
         not ``alternate``: then the connector's runs follow one another, as a sync's batches
         do, and the floor's runs come after. One connector run before them is not counted.
-        Without ``write``, the floor alone: then its first run is the one not counted."""
+        Without ``write``, the floor alone: then its first run is the one not counted.
+        ``spark_defaults``: runtime settings the floor's session takes at Spark's own default
+        instead of the connector's."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
         (statement,) = render(merge_op, SPARK_ICEBERG)
@@ -306,6 +309,8 @@ class Bench:
         session = self.csv.sessions.for_request(self.config)
         if isinstance(merge_op, MergeHistoryOp):  # as the executor runs a history MERGE
             session.conf.set(DISTRIBUTION_MODE_CONF, "none")
+        for key in spark_defaults:  # this child session's own SQL conf
+            session.conf.unset(key)
         stager = Stager(session)
         result = Comparison()
         try:

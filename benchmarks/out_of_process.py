@@ -25,7 +25,9 @@ batch: the same statement from the batch staged and cached, in this process's wa
 the server's tables rolled back to the state its request met (median of ``--floor-runs``
 after one uncounted run). The floor's JVM is fresh and runs the history MERGE last, so its
 uncounted first run is the bare engine's cold history MERGE, printed beside the server's first
-history batch (both pay the JIT for that shape). Prints figures; asserts nothing.
+history batch (both pay the JIT for that shape); then the history MERGE once more with Spark's
+own merging of shuffle partitions (down to the local cores), which the connector replaces.
+Prints figures; asserts nothing.
 
 Usage:
     .venv/bin/python benchmarks/out_of_process.py --rows 1000000 [--prewarm] [--format-version 3]
@@ -61,7 +63,10 @@ from spark_destination.local_services.server_process import start_server
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.write import plan_write_batch
 from spark_destination.replay.client import connect
-from spark_destination.runtime.spark.session import DRIVER_JAVA_OPTIONS
+from spark_destination.runtime.spark.session import (
+    COALESCE_MIN_PARTITIONS_CONF,
+    DRIVER_JAVA_OPTIONS,
+)
 
 # A step's line, with what of it the JVM spent compiling and collecting (runtime.execute.jvm_time).
 STEP = re.compile(
@@ -72,6 +77,8 @@ SPLIT = re.compile(
     r"^staged (\d+) row\(s\): decoded in ([0-9.]+) s, handed to Spark .* in ([0-9.]+) s$"
 )
 SMALL_SYNCS = 20
+# The floor of the history batch with Spark's own merging of shuffle partitions.
+SPARK_COALESCING = "history batch, Spark's default coalescing"
 # A history table of other columns than bench.HISTORY (two fewer: a DOUBLE and a STRING).
 OTHER_HISTORY = tuple(c for c in bench.HISTORY if c.name not in ("score", "note"))
 # HotSpot's default, after the session's KEEP_HEAP_OPTION (an operator's option comes last).
@@ -303,10 +310,20 @@ def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Com
         # Newest state of a table first: a rollback goes to an ancestor of the current
         # snapshot. The history MERGE last, as in the server: its uncounted first run is then
         # this JVM's first statement of that shape after batch MERGEs, the server's cold case.
-        for name, request, snapshot, form in (
-            ("mixed", mixed, writes[1], Form.UNIQUE_KEYS),
-            ("upsert", upsert, writes[0], Form.UNIQUE_KEYS),
-            ("history batch", history, versions[0], Form.FILLED_VERSIONS),
+        # Last, the history MERGE once more with adaptive execution merging shuffle
+        # partitions as Spark does by default, down to the local cores (the connector keeps
+        # a big batch's partitions: COALESCE_MIN_PARTITIONS_CONF).
+        for name, request, snapshot, form, spark_defaults in (
+            ("mixed", mixed, writes[1], Form.UNIQUE_KEYS, ()),
+            ("upsert", upsert, writes[0], Form.UNIQUE_KEYS, ()),
+            ("history batch", history, versions[0], Form.FILLED_VERSIONS, ()),
+            (
+                SPARK_COALESCING,
+                history,
+                versions[0],
+                Form.FILLED_VERSIONS,
+                (COALESCE_MIN_PARTITIONS_CONF,),
+            ),
         ):
             b.rollback(request.table, snapshot)
             if isinstance(request, WriteHistoryBatchRequest):
@@ -317,7 +334,9 @@ def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Com
                 plan = plan_write_batch(
                     request, request.table, catalog=catalog, target=SPARK_ICEBERG
                 )
-            both = b.compare(None, plan, runs, request.table, snapshot, form=form)
+            both = b.compare(
+                None, plan, runs, request.table, snapshot, form=form, spark_defaults=spark_defaults
+            )
             result[name] = (both, median(both.floor))
             runs_shown = zip(both.floor, both.floor_compiling, strict=True)
             shown = ", ".join(f"{s:.2f} (compiling {c:.2f})" for s, c in runs_shown)
@@ -488,6 +507,13 @@ def main() -> None:
                 print(
                     f"{name} | {served:.2f} | {seconds:.2f} | {served / seconds:.2f} | "
                     f"{peaks[name]:.2f} | {memory:.2f} | {peaks[name] / memory:.2f}"
+                )
+            _, seconds = floor[SPARK_COALESCING]
+            for name in ("history batch", "history again batch"):
+                served = results["serve"][name]
+                print(
+                    f"{name} ÷ the floor with Spark's default coalescing | {served:.2f} | "
+                    f"{seconds:.2f} | {served / seconds:.2f} | | |"
                 )
             # Both cold: the server's first history batch and the floor's first history MERGE
             # each pay the JIT for that statement's shape (docs/benchmarks.md, issue 33).
