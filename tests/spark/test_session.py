@@ -257,15 +257,17 @@ def test_a_big_shuffle_keeps_its_partitions_and_a_small_one_merges(
 ) -> None:
     from pyspark.sql import functions as F  # noqa: N812
 
-    # Spark's adaptive execution merges balanced partitions of a few MiB each down to its
-    # default parallelism, the local cores; on this two-core machine the 4 became 2 (with
-    # uneven sizes 3, one task running alone). A machine with as many cores as partitions
-    # never merged them, so only a machine with fewer shows the difference.
+    # Spark's adaptive execution merges partitions of a few MiB each down to its default
+    # parallelism, the local cores: on this two-core machine these 4 became 2 (a history
+    # MERGE's 4 uneven ones became 3, one task running alone). A machine with as many cores as
+    # partitions never merged them, so only a machine with fewer shows the difference.
+    # Through a child session, as every request runs.
+    child = spark.newSession()
     partitions = spark_settings.shuffle_partitions
     keys = F.col("id") % 1_000_000
-    big = spark.range(0, 2_000_000, numPartitions=2).groupBy(keys.alias("k")).count()
+    big = child.range(0, 2_000_000, numPartitions=2).groupBy(keys.alias("k")).count()
     assert big.rdd.getNumPartitions() == partitions
-    small = spark.range(0, 100, numPartitions=2).groupBy((keys % 10).alias("k")).count()
+    small = child.range(0, 100, numPartitions=2).groupBy((keys % 10).alias("k")).count()
     assert small.rdd.getNumPartitions() == 1
 
 
