@@ -8,8 +8,9 @@ uncounted and once more, each from the loaded snapshot. For that last run it pri
 stage of the statement from Spark's status store: when it started and ended (seconds after the
 statement started), its tasks, its executors' run time (CPU and waits, summed over tasks), the
 bytes it read (table files and cached batch) and wrote or read through the shuffle, what it
-spilled; then the statement's wall time and its tasks' run time ÷ (wall × cores), how busy the
-cores were. Stages Spark skipped (a shuffle another stage already wrote) are counted, not shown.
+spilled to disk; then the statement's wall time and its tasks' run time ÷ (wall × cores), how
+busy the cores were. Stages Spark skipped (a shuffle another stage already wrote) are counted,
+not shown.
 
 Both ways the statement runs: ``--codegen connector`` (default) as the runtime runs it (whole-
 stage code generation off, ``executor.MERGE_SETTINGS``), ``--codegen on`` as the floor in
@@ -26,6 +27,7 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,7 +80,7 @@ def stage_list(session: Any) -> list[Any]:
     return [stages.apply(i) for i in range(stages.size())]
 
 
-def stages_of(work: Any, session: Any) -> tuple[float, list[Stage], int]:
+def stages_of(work: Callable[[], object], session: Any) -> tuple[float, list[Stage], int]:
     """Run ``work``; its wall time, the stages it ran and how many it skipped."""
     before = {s.stageId() for s in stage_list(session)}
     started = time.time()
@@ -102,7 +104,7 @@ def stages_of(work: Any, session: Any) -> tuple[float, list[Stage], int]:
                 input_mib=s.inputBytes() / MIB,
                 shuffle_read_mib=s.shuffleReadBytes() / MIB,
                 shuffle_write_mib=s.shuffleWriteBytes() / MIB,
-                spilled_mib=(s.memoryBytesSpilled() + s.diskBytesSpilled()) / MIB,
+                spilled_mib=s.diskBytesSpilled() / MIB,
             )
         )
     return wall, sorted(ran, key=lambda s: (s.start, s.stage_id)), skipped
@@ -159,10 +161,10 @@ def measure(folder: Path, rows: int, warm: int, codegen: str) -> None:
     wall, stages, skipped = stages_of(run, session)
     cores = os.cpu_count() or 1
     print(f"\nhistory MERGE, {rows} versions, codegen {codegen}: {wall:.2f} s")
-    print("  start    end  stage tasks  run (s)  input  shuffle read  write  spilled (MiB)")
+    print("  start    end  stage tasks  task time (s)  input  shuffle read  write  spilled (MiB)")
     for s in stages:
         print(
-            f"  {s.start:5.2f}  {s.end:5.2f}  {s.stage_id:5d} {s.tasks:5d}  {s.run_s:7.2f}"
+            f"  {s.start:5.2f}  {s.end:5.2f}  {s.stage_id:5d} {s.tasks:5d}  {s.run_s:13.2f}"
             f"  {s.input_mib:5.1f}  {s.shuffle_read_mib:12.1f}  {s.shuffle_write_mib:5.1f}"
             f"  {s.spilled_mib:7.1f}"
         )
