@@ -146,19 +146,23 @@ def measure(folder: Path, rows: int, warm: int, codegen: str) -> None:
     for key, value in settings.items():
         session.conf.set(key, value)
     stager = Stager(session)
-    stager.stage(stage, keys=b.files.keys, params=bench.PARAMS)
-    session.table(stage.view).cache().count()
     executor = Executor(session)
 
     def run() -> None:
         executor.sql(sql, what="history MERGE")
 
-    for k in range(warm):
-        started = time.perf_counter()
-        run()
-        print(f"uncounted run {k + 1}: {time.perf_counter() - started:.2f} s", flush=True)
-        b.rollback(history.table, loaded, session)
-    wall, stages, skipped = stages_of(run, session)
+    try:
+        stager.stage(stage, keys=b.files.keys, params=bench.PARAMS)
+        session.table(stage.view).cache().count()
+        for k in range(warm):
+            started = time.perf_counter()
+            run()
+            print(f"uncounted run {k + 1}: {time.perf_counter() - started:.2f} s", flush=True)
+            b.rollback(history.table, loaded, session)
+        wall, stages, skipped = stages_of(run, session)
+    finally:  # the decrypted batch leaves the scratch space now, not at the JVM's exit
+        session.catalog.clearCache()
+        stager.cleanup()
     cores = os.cpu_count() or 1
     print(f"\nhistory MERGE, {rows} versions, codegen {codegen}: {wall:.2f} s")
     print("  start    end  stage tasks  task time (s)  input  shuffle read  write  spilled (MiB)")
