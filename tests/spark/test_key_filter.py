@@ -126,10 +126,18 @@ def test_a_small_batch_reads_only_the_files_that_may_hold_its_keys(
         update=[["1001", "b", UNM, "upd"]],
         delete=[["1002", "b", UNM, UNM]],
     )
+    # A small batch naming keys twice (upserted, then deleted; upserted, then updated): the
+    # MERGE folds them and is still filtered, or it would read the deleted files.
+    writer.write(
+        replace=[["1003", "b", "7", "seven"], ["1004", "b", "8", "eight"]],
+        update=[["1004", "b", UNM, "upd"]],
+        delete=[["1003", "b", UNM, UNM]],
+    )
     expected = [(i, "b", 1, "old") for i in range(1000, 1051)]
     expected[0] = (1000, "b", 5, "five")
     expected[1] = (1001, "b", 1, "upd")
-    del expected[2]
+    expected[4] = (1004, "b", 8, "upd")
+    del expected[2:4]
     expected.append((3000, "b", 6, "six"))
     assert _rows(lake) == expected
 

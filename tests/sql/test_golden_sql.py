@@ -197,6 +197,16 @@ CASES: dict[str, Op] = {
         has_upserts=True,
         filter_key=("id", "region"),
     ),
+    "merge_batch_folded_key_filter": MergeBatchOp(
+        table=TABLE,
+        view="sd_batch",
+        columns=ORDERS,
+        key=("id", "region"),
+        null_string=NULL,
+        unmodified_string=UNMOD,
+        has_upserts=True,
+        filter_key=("id", "region"),
+    ),
     "merge_batch_keyless_no_sentinels": MergeBatchOp(
         table=TABLE,
         view="sd_batch",
@@ -256,7 +266,11 @@ CASES: dict[str, Op] = {
 
 
 # Cases whose golden file holds an alternative form of the statement.
-FORMS = {"merge_batch_unique_keys": Form.UNIQUE_KEYS, "merge_batch_key_filter": Form.KEY_FILTER}
+FORMS = {
+    "merge_batch_unique_keys": Form.UNIQUE_KEYS,
+    "merge_batch_key_filter": Form.KEY_FILTER,
+    "merge_batch_folded_key_filter": Form.FOLDED_KEY_FILTER,
+}
 
 
 @pytest.mark.parametrize(("case", "dialect"), golden_params(CASES), ids=lambda v: v)

@@ -111,9 +111,10 @@ def test_preview_prints_the_sql_without_starting_spark(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "MERGE INTO `lake`.`sales`.`orders` AS `t`" in result.stdout
     # Every form of the MERGE the runtime may run is shown.
-    assert result.stdout.count("MERGE INTO") == 3
+    assert result.stdout.count("MERGE INTO") == 4
     assert "or instead when no key repeats in the staged batch" in result.stdout
     assert "or instead when no key repeats, and few enough keys to bind" in result.stdout
+    assert "or instead when repeated keys folded, and few enough keys to bind" in result.stdout
     assert ":sd_key_0_199" in result.stdout
     assert "stage view 'sd_batch' from [replace:/data/a.csv]" in result.stdout
 

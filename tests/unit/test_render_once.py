@@ -1,6 +1,7 @@
 """Render once: the executor runs exactly the SQL the engine rendered (and preview shows),
-picking the batch MERGE's unique-keys form only when staging found no repeated key, and its
-key-filter form, with the batch's keys bound to the markers, only for a small batch."""
+picking the batch MERGE's unique-keys form only when staging found no repeated key, and a
+key-filter form (folding or not), with the batch's keys bound to the markers, only for a small
+batch."""
 
 from __future__ import annotations
 
@@ -101,7 +102,13 @@ class _Stager:
 
 @pytest.mark.parametrize(
     ("repeated", "rows", "form"),
-    [(0, 3, Form.KEY_FILTER), (0, 201, Form.UNIQUE_KEYS), (2, 3, None)],
+    [
+        (0, 3, Form.KEY_FILTER),
+        (0, 201, Form.UNIQUE_KEYS),
+        (2, 3, Form.FOLDED_KEY_FILTER),
+        # 202 rows, 201 distinct keys: one more than the markers.
+        (2, 202, None),
+    ],
 )
 def test_the_executor_runs_the_rendered_form_staging_calls_for(
     repeated: int, rows: int, form: Form | None, monkeypatch: pytest.MonkeyPatch
@@ -110,7 +117,8 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     merge = statements[-1]
     expected = merge.sql if form is None else merge.form(form)
     assert expected is not None
-    assert len({merge.sql, merge.form(Form.UNIQUE_KEYS), merge.form(Form.KEY_FILTER)}) == 3
+    forms = (Form.UNIQUE_KEYS, Form.KEY_FILTER, Form.FOLDED_KEY_FILTER)
+    assert len({merge.sql, *(merge.form(f) for f in forms)}) == 4
 
     stager = type("Stager", (_Stager,), {"repeated": repeated, "rows": rows})
     monkeypatch.setattr(executor_module, "Stager", stager)
@@ -121,13 +129,14 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
     # Staging is the value check; the MERGE runs as rendered, in the form staging called for.
     [(ran, args)] = session.ran
     assert ran == expected
-    if form is Form.KEY_FILTER:
-        # The batch's keys bind to the markers (the first fills the unused ones); the SQL
-        # text holds no key.
+    if form in (Form.KEY_FILTER, Form.FOLDED_KEY_FILTER):
+        # The batch's distinct keys bind to the markers (the first fills the unused ones);
+        # the SQL text holds no key.
         assert merge.key_filter is not None
         [(column, markers)] = merge.key_filter.columns
         assert column == "id" and len(markers) == SPARK_ICEBERG.key_filter_slots
-        assert args == dict(zip(markers, [7, 8, 9] + [7] * (len(markers) - 3), strict=True))
+        keys = [7, 8, 9] if form is Form.KEY_FILTER else [7, 9]
+        assert args == dict(zip(markers, keys + [7] * (len(markers) - len(keys)), strict=True))
         assert all(f":{m}" in ran for m in markers)
     else:
         assert args is None

@@ -30,6 +30,10 @@ class Form(enum.Enum):
     # ``UNIQUE_KEYS`` plus an IN filter on the table's key columns whose parameter markers
     # (``Statement.key_filter``) bind the batch's keys: for batches with few keys.
     KEY_FILTER = "no key repeats, and few enough keys to bind as a filter"
+    # The batch MERGE with its fold of repeated keys, plus the same filter: a small batch
+    # that names a key twice (e.g. in its upsert and its delete file) still reads only the
+    # files that may hold its keys, and its commit conflicts only with files that may.
+    FOLDED_KEY_FILTER = "repeated keys folded, and few enough keys to bind as a filter"
     # A merge flush's key filter for more pending keys than ``KEY_FILTER`` binds, with the
     # markers of ``Statement.wide_key_filter``: thousands, each bound at a cost, so only then.
     WIDE_KEY_FILTER = "more pending keys than the key filter binds, few enough for a wide one"

@@ -4,14 +4,16 @@ The MERGE reads the typed staged view (``StageBatchOp``): values are typed, the 
 is NULL and "unmodified" is a boolean mask column, so no value is compared with a sentinel or
 cast from text, as in a bare MERGE from a typed view.
 
-The statement is rendered in up to three forms: with the branch that folds a repeated key's
+The statement is rendered in up to four forms: with the branch that folds a repeated key's
 staged rows into one source row; without it (``Form.UNIQUE_KEYS``), which the runtime runs
-when staging found no repeated key, the usual case; and that form with the table's key columns
-also filtered by parameter markers (``Form.KEY_FILTER``), which the runtime binds to the keys
-of a small batch. The filter sits in the ON clause and names only the target, so Spark pushes
-it into the table scan: the table format then skips data files and Parquet row groups whose
-statistics or bloom filters rule every key out, and a small batch no longer reads the whole
-table. It changes no result: a target row it excludes matches no source row anyway.
+when staging found no repeated key, the usual case; and each of those with the table's key
+columns also filtered by parameter markers (``Form.FOLDED_KEY_FILTER``, ``Form.KEY_FILTER``),
+which the runtime binds to the keys of a small batch. The filter sits in the ON clause and
+names only the target, so Spark pushes it into the table scan: the table format then skips data
+files and Parquet row groups whose statistics or bloom filters rule every key out, and a small
+batch no longer reads the whole table. It changes no result: a target row it excludes matches
+no source row anyway. It also narrows the commit's conflict check: Iceberg checks files another
+writer added meanwhile against the scan's filter, so without it any concurrent append conflicts.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def lower_merge_batch(r: Renderer, op: MergeBatchOp) -> Statement:
     if key_filter is not None:
         filtered = _context(r, op, fold=False, key_filter=key_filter)
         forms.append((Form.KEY_FILTER, r.template("merge_batch", filtered)))
+        folded = _context(r, op, fold=True, key_filter=key_filter)
+        forms.append((Form.FOLDED_KEY_FILTER, r.template("merge_batch", folded)))
     run = MergeBatch(view=op.view, table=op.table)
     return r.statement(op, folding, summary, forms=tuple(forms), key_filter=key_filter, run=run)
 

@@ -413,11 +413,15 @@ class Executor:
             self.sql(sql, what=what, args=args, scan_of=table)
 
     def _merge_batch(self, statement: Statement, batch: StagedBatch, table: TableRef) -> None:
-        """The batch MERGE in the cheapest form the staged batch allows."""
-        sql, args = statement.sql, None
+        """The batch MERGE in the cheapest form the staged batch allows: without the fold when
+        no key repeats, and key-filtered when its keys are few, repeated or not."""
         if batch.repeated_rows == 0:
-            sql = statement.form(Form.UNIQUE_KEYS) or sql
+            sql = statement.form(Form.UNIQUE_KEYS) or statement.sql
             sql, args = self._key_filtered(statement, batch.keys, sql, Form.KEY_FILTER)
+        else:
+            sql, args = self._key_filtered(
+                statement, batch.keys, statement.sql, Form.FOLDED_KEY_FILTER
+            )
         with self._statement_settings(MERGE_SETTINGS):
             self.sql(sql, what=statement.summary, args=args, scan_of=table)
 
