@@ -4,7 +4,8 @@ hold only one (``build_session`` refuses a second).
 ``SPARK_DESTINATION_WRITE_MODE=deferred`` runs the whole suite with deferred write mode as the
 server's default (the ``Lake`` flushes before it reads); a module parametrizes ``dest``
 (``indirect``) with ``WRITE_MODES`` to run its tests in both modes on every run; CI
-(``scripts/test.sh``) runs the whole suite in each mode.
+(``scripts/test.sh``) runs the whole suite in merge mode, then again in deferred mode every
+test the server's default reaches (``pytest_collection_modifyitems``).
 
 ``SPARK_DESTINATION_CATALOG=hive`` runs the whole suite against a real Hive metastore (started
 from pyspark's jars, ``local_services.metastore``) instead of the Hadoop catalog: requests and
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 
 _MARKERS = (
     "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)",
+    "one_write_mode: the server's default write mode does not reach it; the deferred pass "
+    "leaves it out",
 )
 # The server's default write mode for the whole run.
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
@@ -71,6 +74,25 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker in _MARKERS:
         if marker.split(":", 1)[0] not in registered:
             config.addinivalue_line("markers", marker)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the deferred pass (``SPARK_DESTINATION_WRITE_MODE=deferred``), leave out the tests
+    the server's default write mode does not reach, which would only run a second time as
+    they ran in the first pass: those whose ``dest`` is parametrized with a mode (both ran
+    there) and modules marked ``one_write_mode`` (they set their modes, or run servers of
+    their own). Kept: every test whose requests take the server's default."""
+    if WRITE_MODE == "merge":
+        return
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        moded = callspec is not None and "dest" in callspec.params
+        (left_out if moded or item.get_closest_marker("one_write_mode") else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
 
 
 OPERATOR_JAVA_OPTION = "-Dspark_destination.test=operator"

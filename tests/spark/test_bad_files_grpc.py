@@ -34,7 +34,9 @@ from tests.support.bad_input import (
 )
 from tests.support.destination import UNMOD, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: every case fails while staging, which deferred mode shares with
+# merge mode (planner.deferred).
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 
 @pytest.fixture

@@ -43,7 +43,8 @@ from tests.support.destination import NULL, UNMOD, Destination, Lake, column
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: its server is a process of its own, in the product's default mode.
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 READER_CATALOG = "cluster_lake"
 # What a request on the cluster carries: small executors (the worker offers 1 core, 1 GiB).

@@ -31,7 +31,8 @@ from tests.support.kill_at import ARMED, KILL_AT, KILL_JVM_AT
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: its servers are processes of their own, in the product's default mode.
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 ROWS = int(os.environ.get("SPARK_DESTINATION_CRASH_ROWS", "50000"))
 CATALOG = "crashlake"

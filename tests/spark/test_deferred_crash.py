@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
     from spark_destination.runtime.spark.session import SparkSettings
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: its servers run with the modes it sets.
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 ROWS = int(os.environ.get("SPARK_DESTINATION_CRASH_ROWS", "20000"))
 CATALOG = "deferredcrash"

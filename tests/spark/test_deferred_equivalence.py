@@ -61,7 +61,8 @@ from spark_destination.replay.batch_writer import write_batch_file
 from spark_destination.runtime.execute import faults
 from tests.support.destination import NULL, UNMOD, Lake, mode_configuration
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: it sets both modes itself.
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 EXAMPLES = int(os.environ.get("SPARK_DESTINATION_DEFERRED_EXAMPLES", "8"))
 PARAMS = FileParams(

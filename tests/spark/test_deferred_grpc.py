@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
     from spark_destination.runtime.spark.session import SparkSettings
 
-pytestmark = pytest.mark.spark
+# One write mode is enough: it sets both modes itself.
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 SYNC1, SYNC2, SYNC3 = (
     "2024-03-01T10:00:00.000Z",
