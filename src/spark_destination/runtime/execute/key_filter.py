@@ -22,9 +22,11 @@ def key_filter_args(key_filter: KeyFilter, keys: pa.Table | None) -> dict[str, o
         return None
     args: dict[str, object] = {}
     for name, markers in key_filter.columns:
-        values = pc.unique(keys.column(name)).drop_null().to_pylist()
-        if not values or len(values) > len(markers):
+        # Counted in Arrow before any value becomes a Python object: a big batch has many.
+        distinct = pc.unique(keys.column(name)).drop_null()
+        if len(distinct) == 0 or len(distinct) > len(markers):
             return None
+        values = distinct.to_pylist()
         padded = values + [values[0]] * (len(markers) - len(values))
         args.update(zip(markers, padded, strict=True))
     return args
