@@ -662,6 +662,28 @@ def test_duplicate_mask_takes_key_names_that_look_like_field_paths(name: str) ->
     assert duplicate_mask(table, [name, "v"]).to_pylist() == [False, False, False]
 
 
+@pytest.mark.parametrize("name", ["id", "../k", "[0]"])
+def test_distinct_keys_gives_each_key_once_for_the_key_filter(name: str) -> None:
+    """A batch that names a key twice (upserted in one file, deleted in another) binds it to
+    one marker: the key filter counts keys, not rows, against its markers."""
+    import pyarrow as pa
+
+    from spark_destination.runtime.batch.staging import distinct_keys
+
+    table = pa.table({name: [1, 2, 1, 3, 2], "region": ["a", "a", "a", "a", "b"], "v": [0] * 5})
+    one = distinct_keys(table, [name])
+    assert one.column_names == [name]
+    assert sorted(one.column(name).to_pylist()) == [1, 2, 3]
+    both = distinct_keys(table, [name, "region"])
+    assert both.column_names == [name, "region"]
+    assert sorted(zip(*(both.column(c).to_pylist() for c in (name, "region")), strict=True)) == [
+        (1, "a"),
+        (2, "a"),
+        (2, "b"),
+        (3, "a"),
+    ]
+
+
 def test_duplicate_mask_among_new_versions_ignores_earliest_start_and_delete_rows() -> None:
     import pyarrow as pa
 

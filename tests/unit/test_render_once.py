@@ -84,10 +84,11 @@ class _Stager:
 
     def stage(self, op: StageBatchOp, **_: object) -> StagedBatch:
         span = FileSpan(file=FILE, first_seq=0, rows=self.rows)
-        # Keys 7, 8, 9, ...; the second is a repeat of the first when a key repeats.
+        # Keys 7, 8, 9, ...; the second row repeats the first's key when a key repeats, and
+        # staging gives each key once (``StagedBatch.keys``).
         keys = [7 + i for i in range(self.rows)]
         if self.repeated:
-            keys[1] = keys[0]
+            del keys[1]
         return StagedBatch(
             view=op.view,
             rows=self.rows,

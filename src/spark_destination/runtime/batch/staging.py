@@ -80,8 +80,9 @@ class StagedBatch:
     repeated_rows: int = 0
     # Some staged value is "unmodified" (the MERGE must read stored values to fill it).
     unmodified_values: bool = False
-    # The staged key columns (zero-copy slices of the staged Arrow table), for the MERGE's
-    # key filter; None when the batch was not staged from Arrow here.
+    # The staged key columns, each key once (zero-copy slices of the staged Arrow table when
+    # no key repeats), for the MERGE's key filter; None when the batch was not staged from
+    # Arrow here.
     keys: pa.Table | None = None
     # bad_value_policy=null: the values staging changed, counted per column and reason (their
     # records are the view ``StageBatchOp.changes_view``).
@@ -198,6 +199,15 @@ def duplicate_mask(
     return pa.array(mask, pa.bool_())
 
 
+def distinct_keys(table: pa.Table, key: Sequence[str]) -> pa.Table:
+    """``table``'s ``key`` columns, each (typed) key once. Only for a batch whose keys repeat
+    (a group-by); otherwise the key columns are already distinct."""
+    # Names of our own for Acero, as in ``duplicate_mask``.
+    names = [f"__sd_key_{i}" for i in range(len(key))]
+    keyed = table.select(list(key)).rename_columns(names)
+    return keyed.group_by(names).aggregate([]).select(names).rename_columns(list(key))
+
+
 def choose_transport(session: SparkSession) -> Transport:
     master = session.sparkContext.master or ""
     if master.startswith("local") and staging_dir() is not None:
@@ -259,6 +269,7 @@ class Stager:
             time.perf_counter() - decoded,
         )
         repeated = pc.sum(table.column(DUP_COLUMN)).as_py() or 0
+        keys = distinct_keys(table, op.key) if repeated else table.select(list(op.key))
         masks = masked_columns(op.columns, op.key, op.unmodified_string)
         unmodified = any(pc.any(table.column(unmodified_column(c))).as_py() for c in masks)
         return StagedBatch(
@@ -267,7 +278,7 @@ class Stager:
             spans=spans,
             repeated_rows=repeated,
             unmodified_values=unmodified,
-            keys=table.select(list(op.key)),
+            keys=keys,
             changes=changes,
         )
 

@@ -14,19 +14,19 @@ from spark_destination.dialects.rendered import KeyFilter
 
 
 def key_filter_args(key_filter: KeyFilter, keys: pa.Table | None) -> dict[str, object] | None:
-    """Marker name -> value for the staged batch's ``keys`` (its key columns), or None when
-    the filter cannot serve: no rows, or more distinct values in a column than it has markers
-    (the filter is for small batches; a large one reads most of the table anyway). Distinct
-    values, not rows: a batch that names a key twice (upserted, then deleted) binds it once."""
+    """Marker name -> value for the staged batch's distinct ``keys`` (its key columns, each
+    key once: ``StagedBatch.keys``), or None when the filter cannot serve: no keys, or more keys
+    than markers (the filter is for small batches; a large one reads most of the table
+    anyway, and is refused here before any of its values is looked at)."""
     if keys is None or keys.num_rows == 0:
         return None
     args: dict[str, object] = {}
     for name, markers in key_filter.columns:
-        # Counted in Arrow before any value becomes a Python object: a big batch has many.
-        distinct = pc.unique(keys.column(name)).drop_null()
-        if len(distinct) == 0 or len(distinct) > len(markers):
+        if keys.num_rows > len(markers):
             return None
-        values = distinct.to_pylist()
+        values = pc.unique(keys.column(name)).drop_null().to_pylist()
+        if not values:
+            return None
         padded = values + [values[0]] * (len(markers) - len(values))
         args.update(zip(markers, padded, strict=True))
     return args
