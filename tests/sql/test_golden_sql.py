@@ -99,6 +99,17 @@ PLAIN = table_layout(
     parse_config({"table_layout": "plain"}).layout_of("sales", "orders"), ORDERS, ("id",)
 )
 
+KEY_FILTERED_MERGE = MergeBatchOp(
+    table=TABLE,
+    view="sd_batch",
+    columns=ORDERS,
+    key=("id", "region"),
+    null_string=NULL,
+    unmodified_string=UNMOD,
+    has_upserts=True,
+    filter_key=("id", "region"),
+)
+
 CASES: dict[str, Op] = {
     "create_namespace": CreateNamespaceOp(catalog="lake", schema="my-schema.v2"),
     "create_namespace_unity_names": CreateNamespaceOp(catalog="lake", schema=UNITY_TABLE.schema),
@@ -187,26 +198,9 @@ CASES: dict[str, Op] = {
         unmodified_string=UNMOD,
         has_upserts=True,
     ),
-    "merge_batch_key_filter": MergeBatchOp(
-        table=TABLE,
-        view="sd_batch",
-        columns=ORDERS,
-        key=("id", "region"),
-        null_string=NULL,
-        unmodified_string=UNMOD,
-        has_upserts=True,
-        filter_key=("id", "region"),
-    ),
-    "merge_batch_folded_key_filter": MergeBatchOp(
-        table=TABLE,
-        view="sd_batch",
-        columns=ORDERS,
-        key=("id", "region"),
-        null_string=NULL,
-        unmodified_string=UNMOD,
-        has_upserts=True,
-        filter_key=("id", "region"),
-    ),
+    # One statement, two of its forms (``FORMS``): without the fold and with it.
+    "merge_batch_key_filter": KEY_FILTERED_MERGE,
+    "merge_batch_folded_key_filter": KEY_FILTERED_MERGE,
     "merge_batch_keyless_no_sentinels": MergeBatchOp(
         table=TABLE,
         view="sd_batch",
