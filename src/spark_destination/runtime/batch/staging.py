@@ -183,10 +183,7 @@ def duplicate_mask(
     mask = np.zeros(rows, dtype=bool)
     if rows and key and among:
         index = "__sd_row"
-        # The key columns under names of our own: Acero reads a name that starts with "." or
-        # "[" (a key column "../k" or ".x") as a path into nested fields, and fails.
-        names = [f"__sd_key_{i}" for i in range(len(key))]
-        keyed = table.select(list(key)).rename_columns(names)
+        keyed, names = _key_columns(table, key)
         keyed = keyed.append_column(index, pa.array(np.arange(rows)))
         if set(among) != set(RowOp):
             ops = pa.array([o.value for o in among], pa.string())
@@ -202,10 +199,16 @@ def duplicate_mask(
 def distinct_keys(table: pa.Table, key: Sequence[str]) -> pa.Table:
     """``table``'s ``key`` columns, each (typed) key once. Only for a batch whose keys repeat
     (a group-by); otherwise the key columns are already distinct."""
-    # Names of our own for Acero, as in ``duplicate_mask``.
-    names = [f"__sd_key_{i}" for i in range(len(key))]
-    keyed = table.select(list(key)).rename_columns(names)
+    keyed, names = _key_columns(table, key)
     return keyed.group_by(names).aggregate([]).select(names).rename_columns(list(key))
+
+
+def _key_columns(table: pa.Table, key: Sequence[str]) -> tuple[pa.Table, list[str]]:
+    """The key columns under names of our own, and those names: Acero reads a name that
+    starts with "." or "[" (a key column "../k" or ".x") as a path into nested fields, and
+    fails."""
+    names = [f"__sd_key_{i}" for i in range(len(key))]
+    return table.select(list(key)).rename_columns(names), names
 
 
 def choose_transport(session: SparkSession) -> Transport:
