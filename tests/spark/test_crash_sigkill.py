@@ -185,6 +185,11 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
         ok(dest.write("t", COLUMNS, replace=[batch]))
         assert read(spark, warehouse, "crash") == AFTER
         assert dest.describe("t").WhichOneof("response") == "table"
+
+        # Stopped as Fivetran stops it (SIGTERM), the server leaves no scratch folder behind.
+        assert scratch_dirs(server), "the server never made its scratch folder"
+        server.stop()
+        assert not scratch_dirs(server), "a stopped server's scratch folder survived"
     finally:
         server.kill()
     assert crashes == 2

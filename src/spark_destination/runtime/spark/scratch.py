@@ -4,12 +4,15 @@ Decrypted batches are staged, and Spark's shuffle and spill files written, under
 ``/dev/shm/spark-destination-<uid>/``. Several processes of one user share that folder (several
 servers, test runs), so each process works in its own ``pid-<pid>-<start>`` sub-folder (``start``
 is the process's start time from ``/proc``, so a recycled pid is not mistaken for the owner).
-A process that is SIGKILLed, or whose JVM is killed, cannot remove its folder: ``clean_orphans``
-(run when a server starts) removes the folders whose owner is no longer running, and only those.
+A process removes its own folder when it exits (Spark deletes only the sub-folders it made,
+which left an empty folder per process behind). A process that is SIGKILLed, or whose JVM is
+killed, cannot: ``clean_orphans`` (run when a server starts) removes the folders whose owner is
+no longer running, and only those.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
@@ -21,6 +24,8 @@ log = logging.getLogger(__name__)
 
 SHM: Final = Path("/dev/shm")  # noqa: S108 - deliberately the RAM-backed tmpfs
 _OWNED: Final = re.compile(r"pid-(\d+)-(\d+)")
+# Folders this process removes when it exits (registered once each).
+_REMOVE_AT_EXIT: Final[set[Path]] = set()
 
 
 def shared_root() -> Path | None:
@@ -51,7 +56,20 @@ def process_dir() -> Path | None:
     pid = os.getpid()
     folder = root / f"pid-{pid}-{start_time(pid) or 0}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    if folder not in _REMOVE_AT_EXIT:
+        _REMOVE_AT_EXIT.add(folder)
+        # Registered before Spark starts (its settings ask for this folder), so it runs after
+        # anything registered later. The server has stopped its JVM by then; in other processes
+        # the JVM is idle and exits when Python does (its stdin closes), and Spark's own
+        # clean-up then finds nothing left to delete.
+        atexit.register(_remove_own, folder, pid)
     return folder
+
+
+def _remove_own(folder: Path, owner: int) -> None:
+    # A forked child inherits the handler but not the folder's ownership.
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _alive(pid: int, start: int) -> bool:
