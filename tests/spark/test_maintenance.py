@@ -115,3 +115,35 @@ def test_automatic_maintenance_runs_between_requests_past_the_delete_file_thresh
     # expired, their delete files compacted away.
     assert health.delete_files == 0
     assert health.snapshots <= 2
+
+
+@pytest.mark.parametrize("dest", ["merge"], indirect=True)  # deferred flushes: not yet
+def test_a_small_write_that_rewrites_a_big_writes_deletes_starts_maintenance(
+    engine: Engine, dest: Destination, lake: Lake
+) -> None:
+    dest.configuration = {
+        **dest.configuration,
+        "maintenance_every_commits": "0",
+        "maintenance_rewritten_deletes": "20",
+        "snapshot_retention_hours": "0",
+    }
+    assert outcome(dest.create("orders", orders())) == "success"
+    seed = [[str(i), f"{i}.00", f"note {i}", SYNC1, "false"] for i in range(40)]
+    big = [[str(i), f"{i}.50", f"again {i}", SYNC2, "false"] for i in range(30)]
+    for rows in (seed, big):
+        response = dest.write("orders", orders(), replace=[dest.write_file(HEADER, rows)])
+        assert outcome(response) == "success"
+    engine.wait_for_maintenance(timeout=600)
+    # The big write deleted 30 of the seed file's rows and rewrote no earlier delete: no run.
+    assert _health(engine, dest).delete_files == 1
+
+    # One row of the seed file again: Iceberg folds the file's 30 deletes into the new delete
+    # file beside this one (30 rewritten for 1), with 31 of 71 rows deleted.
+    small = [[str(35), "35.99", "once more", SYNC2, "false"]]
+    response = dest.write("orders", orders(), replace=[dest.write_file(HEADER, small)])
+    assert outcome(response) == "success"
+    engine.wait_for_maintenance(timeout=600)
+    health = _health(engine, dest)
+    assert health.delete_files == 0
+    assert health.data_files == 1
+    assert sorted(by_id(lake, dest)) == list(range(40))

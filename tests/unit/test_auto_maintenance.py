@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 
 from spark_destination.core.config import DestinationConfig, parse_config
-from spark_destination.engine.auto_maintenance import MaintenanceScheduler
+from spark_destination.engine.auto_maintenance import MaintenanceScheduler, folded_too_much
 from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute.commits import DeleteFolding
 
 TABLE = TableRef(catalog="lake", schema="s", name="t")
 KEY = ("wh", "lake", "s", "t")
@@ -75,3 +76,35 @@ def test_a_failing_job_is_logged_and_the_next_one_still_runs() -> None:
     scheduler.committed(config, TABLE, KEY)
     scheduler.wait_idle()
     assert len(calls) == 2
+
+
+def _folding(rewritten: int, new: int, total_deletes: int, total_records: int) -> DeleteFolding:
+    return DeleteFolding(
+        rewritten=rewritten,
+        added=rewritten + new,
+        total_deletes=total_deletes,
+        total_records=total_records,
+    )
+
+
+def test_a_small_write_that_rewrites_a_big_writes_deletes_calls_for_maintenance() -> None:
+    config = parse_config({})
+    # The out-of-process bench's first small sync after the 1M upsert and mixed batch.
+    sync = _folding(1_349_949, 101, 1_350_050, 2_850_110)
+    assert folded_too_much(config, sync)
+    # The mixed batch itself: it rewrote the upsert's 500,000 beside 849,949 of its own.
+    assert not folded_too_much(config, _folding(500_000, 849_949, 1_349_949, 2_850_000))
+    # Under the threshold, or the feature off.
+    assert not folded_too_much(config, _folding(99_999, 1, 99_999, 100_000))
+    assert not folded_too_much(parse_config({"maintenance_rewritten_deletes": "0"}), sync)
+    # Deletes under the share compaction removes: a run would leave them, and come again.
+    assert not folded_too_much(config, _folding(1_349_949, 101, 1_350_050, 4_600_000))
+
+
+def test_a_commit_that_folded_too_much_queues_maintenance_at_once() -> None:
+    scheduler, runs = _scheduler()
+    config = parse_config({"maintenance_every_commits": "0"})
+    scheduler.committed(config, TABLE, KEY)
+    scheduler.committed(config, TABLE, KEY, folded=True)
+    scheduler.wait_idle()
+    assert runs == [True]

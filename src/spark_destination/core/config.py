@@ -335,6 +335,17 @@ class DestinationConfig:
         label="Maintain past N delete files",
         description="Maintain a table once it has this many live delete files (0: off).",
     )
+    maintenance_rewritten_deletes: int = setting(
+        # Iceberg folds a data file's earlier position deletes into each new delete file: after
+        # a big write, every small one rewrites its deletes until compaction (docs/operations.md).
+        100_000,
+        shown_when=ADVANCED,
+        parse=parsers.count(0),
+        label="Maintain after rewriting N deletes",
+        description="Maintain a table, between requests, after a small write had to rewrite at "
+        "least this many of its earlier position deletes while many of its rows are deleted "
+        "(0: off).",
+    )
     table_layout: LayoutStyle = setting(
         LayoutStyle.SORTED,
         shown_when=ADVANCED,

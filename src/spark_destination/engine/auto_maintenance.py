@@ -1,8 +1,9 @@
 """Opt-in automatic table maintenance, run between requests on a background thread.
 
 After each committed request the engine reports the table here. When the configuration asks
-for it (``maintenance_every_commits`` > 0, or ``maintenance_delete_files`` > 0) a job is queued
-on one worker thread; the job takes the table's lock, so it never runs during a request on that
+for it (``maintenance_every_commits`` > 0, or ``maintenance_delete_files`` > 0), or the
+request's commit rewrote many earlier deletes (``folded_too_much``), a job is queued on one
+worker thread; the job takes the table's lock, so it never runs during a request on that
 table and the next request on it waits until it is done. Requests on other tables go on.
 One job per table is queued at a time; failures are logged (never raised into a request).
 """
@@ -13,9 +14,11 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Final
 
 from spark_destination.core.config import DestinationConfig
-from spark_destination.planner.ir import TableRef
+from spark_destination.planner.ir import COMPACT_DELETE_RATIO, TableRef
+from spark_destination.runtime.execute.commits import DeleteFolding
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +28,30 @@ TableKey = tuple[str, ...]
 MaintenanceJob = Callable[[DestinationConfig, TableRef, bool], None]
 
 
+# A write that rewrote this many earlier deletes for each one of its own is paying for an
+# earlier, bigger write (a big upsert's deletes, folded again by every small sync after it);
+# a big write that rewrites fewer than that does not start maintenance under the next one.
+FOLDED_PER_NEW_DELETE: Final = 10
+
+
 def enabled(config: DestinationConfig) -> bool:
     return config.maintenance_every_commits > 0 or config.maintenance_delete_files > 0
+
+
+def folded_too_much(config: DestinationConfig, folding: DeleteFolding) -> bool:
+    """Whether a commit's folding of earlier deletes calls for maintenance now.
+
+    Only while compaction will remove the deletes: it rewrites the files with
+    ``COMPACT_DELETE_RATIO`` of their rows deleted, so once the table's deletes are below that
+    share of its rows some file is over it, and after compaction none is: a run never
+    triggers the next."""
+    threshold = config.maintenance_rewritten_deletes
+    return (
+        threshold > 0
+        and folding.rewritten >= threshold
+        and folding.rewritten >= FOLDED_PER_NEW_DELETE * folding.new
+        and folding.total_deletes >= COMPACT_DELETE_RATIO * folding.total_records
+    )
 
 
 class MaintenanceScheduler:
@@ -38,15 +63,19 @@ class MaintenanceScheduler:
         self._pending: set[TableKey] = set()
         self._futures: list[Future[None]] = []
 
-    def committed(self, config: DestinationConfig, table: TableRef, key: TableKey) -> None:
-        """A request committed to ``table``: queue maintenance if it is due (or may be)."""
-        if not enabled(config):
+    def committed(
+        self, config: DestinationConfig, table: TableRef, key: TableKey, *, folded: bool = False
+    ) -> None:
+        """A request committed to ``table``: queue maintenance if it is due (or may be).
+        ``folded``: its commit rewrote enough earlier deletes to be due now
+        (``folded_too_much``)."""
+        if not (enabled(config) or folded):
             return
         every = config.maintenance_every_commits
         with self._guard:
             count = self._commits.get(key, 0) + 1
             self._commits[key] = count
-            due = every > 0 and count >= every
+            due = folded or (every > 0 and count >= every)
             if key in self._pending or not (due or config.maintenance_delete_files > 0):
                 return
             self._pending.add(key)

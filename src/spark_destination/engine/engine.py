@@ -45,7 +45,7 @@ from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
-from spark_destination.engine.auto_maintenance import MaintenanceScheduler
+from spark_destination.engine.auto_maintenance import MaintenanceScheduler, folded_too_much
 from spark_destination.engine.deferred import DeferredWrites, PendingRows
 from spark_destination.engine.planning import changes_table_of, plan_change
 from spark_destination.planner.catalog_probe import plan_catalog_probe
@@ -63,7 +63,7 @@ from spark_destination.planner.tables import table_ref
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import warehouse_lock
-from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity
+from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity, delete_folding
 from spark_destination.runtime.execute.deferred import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.maintenance import (
@@ -332,11 +332,34 @@ class Engine:
                     continue
                 break
             result = _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
-        self._committed(config, ref)
+            folded = self._folded_too_much(config, executor, ref)
+        self._committed(config, ref, folded=folded)
         return result
 
-    def _committed(self, config: DestinationConfig, ref: TableRef) -> None:
-        self._maintenance.committed(config, ref, self._key(config, ref))
+    def _committed(self, config: DestinationConfig, ref: TableRef, *, folded: bool = False) -> None:
+        self._maintenance.committed(config, ref, self._key(config, ref), folded=folded)
+
+    @staticmethod
+    def _folded_too_much(config: DestinationConfig, executor: Executor, ref: TableRef) -> bool:
+        """Whether the request's commit rewrote so many earlier deletes that the table is
+        maintained now rather than at its Nth commit (``auto_maintenance.folded_too_much``)."""
+        if config.maintenance_rewritten_deletes <= 0:
+            return False
+        try:
+            folding = delete_folding(executor.session, ref, executor.identity.request_id)
+        except Exception:  # noqa: BLE001 - an optimisation never fails a committed request
+            log.debug("could not read the last commit of %r", ref.name, exc_info=True)
+            return False
+        if folding is None or not folded_too_much(config, folding):
+            return False
+        log.info(
+            "the last commit to %r rewrote %d earlier position deletes for %d new ones: "
+            "maintaining it now",
+            ref.name,
+            folding.rewritten,
+            folding.new,
+        )
+        return True
 
     # --- Deferred write mode ----------------------------------------------------------------
 

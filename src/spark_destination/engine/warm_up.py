@@ -98,6 +98,7 @@ def _warm(engine: Engine, folder: Path) -> None:
         "catalog": CATALOG,
         "maintenance_every_commits": "0",
         "maintenance_delete_files": "0",
+        "maintenance_rewritten_deletes": "0",
     }
     files = _Files(folder)
     table = Table(name="batches", columns=COLUMNS)

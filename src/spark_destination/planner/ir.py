@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from spark_destination.core.model import Column, FileKind
 from spark_destination.core.names import check_path_name
@@ -565,6 +566,10 @@ class RewriteToHistoryOp:
 # --- Table maintenance (Iceberg's ``CALL <catalog>.system.*`` procedures) ----------------------
 
 
+# Compaction rewrites the files with at least this share of their rows deleted.
+COMPACT_DELETE_RATIO: Final = 0.3
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RewriteDataFilesOp:
     """Compact small data files; files carrying at least ``delete_file_threshold`` delete files
@@ -580,7 +585,7 @@ class RewriteDataFilesOp:
     # ``delete_ratio`` of their rows deleted, are rewritten; None: every file with
     # ``delete_file_threshold`` delete files too (the cost then grows with the table).
     small_file_bytes: int | None = None
-    delete_ratio: float = 0.3
+    delete_ratio: float = COMPACT_DELETE_RATIO
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
