@@ -41,10 +41,10 @@ def enabled(config: DestinationConfig) -> bool:
 def folded_too_much(config: DestinationConfig, folding: DeleteFolding) -> bool:
     """Whether a commit's folding of earlier deletes calls for maintenance now.
 
-    Only while compaction will remove the deletes: it rewrites the files with
-    ``COMPACT_DELETE_RATIO`` of their rows deleted, so once the table's deletes are below that
-    share of its rows some file is over it, and after compaction none is: a run never
-    triggers the next."""
+    Only while compaction will remove deletes: it rewrites the files with at least
+    ``COMPACT_DELETE_RATIO`` of their rows deleted. While the table's deletes are that share of
+    its rows, some file's are; after compaction no file's are, so neither are the table's: a
+    run does not trigger the next."""
     threshold = config.maintenance_rewritten_deletes
     return (
         threshold > 0
