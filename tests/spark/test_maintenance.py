@@ -1,6 +1,7 @@
 """Table maintenance on real Iceberg tables: ``maintain`` keeps every row identical and removes
 the delete files and snapshots that merge-on-read batches leave; the automatic mode does the same
-between requests once the delete-file threshold is reached."""
+between requests once the delete-file threshold is reached, or once a small write has rewritten
+a big write's deletes."""
 
 from __future__ import annotations
 
