@@ -63,7 +63,7 @@ from spark_destination.planner.tables import table_ref
 from spark_destination.runtime.batch.staging import Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
 from spark_destination.runtime.execute import warehouse_lock
-from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity, delete_folding
+from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity
 from spark_destination.runtime.execute.deferred import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
 from spark_destination.runtime.execute.maintenance import (
@@ -343,13 +343,8 @@ class Engine:
     def _folded_too_much(config: DestinationConfig, executor: Executor, ref: TableRef) -> bool:
         """Whether the request's commit rewrote so many earlier deletes that the table is
         maintained now rather than at its Nth commit (``auto_maintenance.folded_too_much``)."""
-        if config.maintenance_rewritten_deletes <= 0:
-            return False
-        try:
-            folding = delete_folding(executor.session, ref, executor.identity.request_id)
-        except Exception:  # noqa: BLE001 - an optimisation never fails a committed request
-            log.debug("could not read the last commit of %r", ref.name, exc_info=True)
-            return False
+        # Read with the table's state after the request's statement (``Executor._saw``).
+        folding = executor.folding(ref)
         if folding is None or not folded_too_much(config, folding):
             return False
         log.info(

@@ -144,12 +144,42 @@ def _warn_once(message: str) -> None:
         log.warning("%s", message)
 
 
+# Iceberg's snapshot-summary counts of position deletes and rows (deletion vectors included).
+_REMOVED_DELETES: Final = "removed-position-deletes"
+_ADDED_DELETES: Final = "added-position-deletes"
+_TOTAL_DELETES: Final = "total-position-deletes"
+_TOTAL_RECORDS: Final = "total-records"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteFolding:
+    """What a commit did to the table's position deletes, from its snapshot summary.
+
+    Iceberg 1.10 keeps one delete file (or deletion vector) per data file: a write that deletes
+    a row of a data file folds that file's earlier deletes into the new one and removes the old,
+    so ``rewritten`` earlier deletes come back in ``added`` beside the write's own."""
+
+    rewritten: int
+    added: int
+    # The table's after the commit: its live position deletes, and its rows (deleted included).
+    total_deletes: int
+    total_records: int
+
+    @property
+    def new(self) -> int:
+        """The deletes this commit itself made."""
+        return max(self.added - self.rewritten, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class TableState:
     """A table's current metadata file and snapshot (None: no snapshot yet)."""
 
     location: str
     snapshot: int | None
+    # What the current snapshot did to position deletes, read only when the request asking
+    # made it (``state(..., request_id=)``); not part of the state's identity.
+    folding: DeleteFolding | None = field(default=None, compare=False)
 
 
 def iceberg_table(session: SparkSession, ref: TableRef) -> Any:
@@ -162,18 +192,44 @@ def iceberg_table(session: SparkSession, ref: TableRef) -> Any:
     return table
 
 
-def state(session: SparkSession, ref: TableRef) -> TableState | None:
+def state(
+    session: SparkSession, ref: TableRef, *, request_id: str | None = None
+) -> TableState | None:
+    """``ref``'s state; with ``request_id``, also its current snapshot's ``DeleteFolding`` if
+    that request made it."""
     table = iceberg_table(session, ref)
     if table is None:
         return None
-    return state_of(table)
+    return state_of(table, request_id=request_id)
 
 
-def state_of(table: Any) -> TableState:
+def state_of(table: Any, *, request_id: str | None = None) -> TableState:
     current = table.currentSnapshot()
     location = table.operations().current().metadataFileLocation()
+    folding = None
+    if current is not None and request_id is not None:
+        folding = _folding(current.summary(), request_id)
     return TableState(
-        location=str(location), snapshot=None if current is None else int(current.snapshotId())
+        location=str(location),
+        snapshot=None if current is None else int(current.snapshotId()),
+        folding=folding,
+    )
+
+
+def _folding(summary: Any, request_id: str) -> DeleteFolding | None:
+    """From a snapshot's summary (a Java map: only the entries needed are fetched)."""
+    if summary.get(REQUEST_ID) != request_id:
+        return None
+
+    def count(key: str) -> int:
+        value = str(summary.get(key) or "0")
+        return int(value) if value.isdigit() else 0
+
+    return DeleteFolding(
+        rewritten=count(_REMOVED_DELETES),
+        added=count(_ADDED_DELETES),
+        total_deletes=count(_TOTAL_DELETES),
+        total_records=count(_TOTAL_RECORDS),
     )
 
 
@@ -212,52 +268,3 @@ class CommitTrail:
 
     def locations(self, ref: TableRef) -> frozenset[str]:
         return frozenset(self._after.get(ref, ()))
-
-
-# Iceberg's snapshot-summary counts of position deletes and rows (deletion vectors included).
-_REMOVED_DELETES: Final = "removed-position-deletes"
-_ADDED_DELETES: Final = "added-position-deletes"
-_TOTAL_DELETES: Final = "total-position-deletes"
-_TOTAL_RECORDS: Final = "total-records"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteFolding:
-    """What a commit did to the table's position deletes, from its snapshot summary.
-
-    Iceberg 1.10 keeps one delete file (or deletion vector) per data file: a write that deletes
-    a row of a data file folds that file's earlier deletes into the new one and removes the old,
-    so ``rewritten`` earlier deletes come back in ``added`` beside the write's own."""
-
-    rewritten: int
-    added: int
-    # The table's after the commit: its live position deletes, and its rows (deleted included).
-    total_deletes: int
-    total_records: int
-
-    @property
-    def new(self) -> int:
-        """The deletes this commit itself made."""
-        return max(self.added - self.rewritten, 0)
-
-
-def delete_folding(session: SparkSession, ref: TableRef, request_id: str) -> DeleteFolding | None:
-    """The current snapshot's ``DeleteFolding`` if request ``request_id`` made it, else None."""
-    table = iceberg_table(session, ref)
-    current = None if table is None else table.currentSnapshot()
-    if current is None:
-        return None
-    summary = {str(k): str(v) for k, v in dict(current.summary()).items()}
-    if summary.get(REQUEST_ID) != request_id:
-        return None
-
-    def count(key: str) -> int:
-        value = summary.get(key, "0")
-        return int(value) if value.isdigit() else 0
-
-    return DeleteFolding(
-        rewritten=count(_REMOVED_DELETES),
-        added=count(_ADDED_DELETES),
-        total_deletes=count(_TOTAL_DELETES),
-        total_records=count(_TOTAL_RECORDS),
-    )

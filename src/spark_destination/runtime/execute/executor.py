@@ -240,6 +240,12 @@ class Executor:
             extra[commits.BATCH_FILES] = str(len({span.file.path for span in batch.spans}))
         return self.identity.summary(index, statement.summary, **extra)
 
+    def folding(self, table: TableRef) -> commits.DeleteFolding | None:
+        """What this request's last commit to ``table`` did to its position deletes (None: it
+        made none, or another writer's commit came after it)."""
+        state = self._states.get(table)
+        return None if state is None else state.folding
+
     def _state(self, table: TableRef) -> commits.TableState | None:
         """``table``'s state before the current statement: after this request's last statement
         on it, else read now."""
@@ -254,7 +260,7 @@ class Executor:
     def _saw(self, table: TableRef) -> None:
         """After a statement that may have committed to ``table``: note where it is now."""
         try:
-            now = commits.state(self._session, table)
+            now = commits.state(self._session, table, request_id=self.identity.request_id)
         except Exception:  # noqa: BLE001 - bookkeeping never fails a request
             log.debug("could not read the state of %r", table.name, exc_info=True)
             self._states.pop(table, None)
