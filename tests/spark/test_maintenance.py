@@ -20,7 +20,7 @@ from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import TableHealth, table_health
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
-from tests.support.destination import CATALOGS, UNMOD, Destination, Lake
+from tests.support.destination import CATALOGS, UNMOD, WRITE_MODES, Destination, Lake
 
 pytestmark = [
     pytest.mark.spark,
@@ -118,7 +118,7 @@ def test_automatic_maintenance_runs_between_requests_past_the_delete_file_thresh
     assert health.snapshots <= 2
 
 
-@pytest.mark.parametrize("dest", ["merge"], indirect=True)  # deferred flushes: not yet
+@pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
 def test_a_small_write_that_rewrites_a_big_writes_deletes_starts_maintenance(
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
@@ -134,6 +134,7 @@ def test_a_small_write_that_rewrites_a_big_writes_deletes_starts_maintenance(
     for rows in (seed, big):
         response = dest.write("orders", orders(), replace=[dest.write_file(HEADER, rows)])
         assert outcome(response) == "success"
+        engine.flush_pending()  # deferred mode: each write's own flush MERGE (merge mode: none)
     engine.wait_for_maintenance(timeout=600)
     # The big write deleted 30 of the seed file's rows and rewrote no earlier delete: no run.
     assert _health(engine, dest).delete_files == 1
@@ -143,6 +144,7 @@ def test_a_small_write_that_rewrites_a_big_writes_deletes_starts_maintenance(
     small = [[str(35), "35.99", "once more", SYNC2, "false"]]
     response = dest.write("orders", orders(), replace=[dest.write_file(HEADER, small)])
     assert outcome(response) == "success"
+    engine.flush_pending()
     engine.wait_for_maintenance(timeout=600)
     health = _health(engine, dest)
     assert health.delete_files == 0

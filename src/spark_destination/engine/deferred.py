@@ -95,7 +95,7 @@ class DeferredWrites:
         executor_for: Callable[[DestinationConfig], Executor],
         lock_for: Callable[[DestinationConfig, TableRef], threading.Lock],
         key_for: Callable[[DestinationConfig, TableRef], TableKey],
-        committed: Callable[[DestinationConfig, TableRef], None],
+        committed: Callable[[DestinationConfig, TableRef, Executor], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._dialect = dialect
@@ -372,7 +372,7 @@ class DeferredWrites:
         state.exists, state.layout = True, pending_layout(current)
         state.commits = commits
         if outcome.rows:
-            self._committed(state.config, state.ref)
+            self._committed(state.config, state.ref, executor)
         if state.commits >= EXPIRE_EVERY_COMMITS:
             self._expire(executor, state)
         return outcome

@@ -134,7 +134,7 @@ class Engine:
             executor_for=self._executor,
             lock_for=self._lock,
             key_for=self._key,
-            committed=self._committed,
+            committed=self._flushed,
         )
 
     @property
@@ -338,6 +338,11 @@ class Engine:
 
     def _committed(self, config: DestinationConfig, ref: TableRef, *, folded: bool = False) -> None:
         self._maintenance.committed(config, ref, self._key(config, ref), folded=folded)
+
+    def _flushed(self, config: DestinationConfig, ref: TableRef, executor: Executor) -> None:
+        """A deferred flush's MERGE committed to ``ref``: counted like a request's commit, and
+        its folding of earlier deletes read the same way."""
+        self._committed(config, ref, folded=self._folded_too_much(config, executor, ref))
 
     @staticmethod
     def _folded_too_much(config: DestinationConfig, executor: Executor, ref: TableRef) -> bool:
