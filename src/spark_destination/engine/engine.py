@@ -346,8 +346,9 @@ class Engine:
 
     @staticmethod
     def _folded_too_much(config: DestinationConfig, executor: Executor, ref: TableRef) -> bool:
-        """Whether the request's commit rewrote so many earlier deletes that the table is
-        maintained now rather than at its Nth commit (``auto_maintenance.folded_too_much``)."""
+        """Whether the last commit of ``executor`` (a request's or a deferred flush's) rewrote so
+        many earlier deletes that the table is maintained now rather than at its Nth commit
+        (``auto_maintenance.folded_too_much``)."""
         # Read with the table's state after the request's statement (``Executor._saw``).
         folding = executor.folding(ref)
         if folding is None or not folded_too_much(config, folding):
