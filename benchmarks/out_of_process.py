@@ -29,9 +29,14 @@ history batch (both pay the JIT for that shape); then the history MERGE once mor
 own merging of shuffle partitions (down to the local cores), which the connector replaces.
 Prints figures; asserts nothing.
 
+One run's ratios move with the floor, which moves 7-11 % between runs of the same statement on
+this machine (docs/benchmarks.md): ``--repeat N`` runs the whole sequence N times, each in a
+fresh process of this script (a fresh server and a fresh floor JVM), and prints each of issue
+33's figures per run with their median and range beside the target.
+
 Usage:
     .venv/bin/python benchmarks/out_of_process.py --rows 1000000 [--prewarm] [--format-version 3]
-        [--layout plain] [--skip-in-process] [--floor-runs 3]
+        [--layout plain] [--skip-in-process] [--floor-runs 3] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ import argparse
 import json
 import random
 import re
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -83,6 +90,23 @@ SPARK_COALESCING = "history batch, Spark's default coalescing"
 OTHER_HISTORY = tuple(c for c in bench.HISTORY if c.name not in ("score", "note"))
 # HotSpot's default, after the session's KEEP_HEAP_OPTION (an operator's option comes last).
 BARE_HEAP_OPTION = "-XX:MaxHeapFreeRatio=70"
+# Issue 33's figures, in the order ``--repeat`` prints them, with their targets ("" for none).
+TARGETS = {
+    "upsert ÷ floor": "≤ 1.3",
+    "mixed ÷ floor": "≤ 1.3",
+    "first history batch ÷ warm floor": "≤ 1.15",
+    "first history batch ÷ the floor's cold run": "",
+    "second history table ÷ floor": "≤ 1.15",
+    "first history batch ÷ upsert": "≤ 2.0",
+    "second history table ÷ upsert": "≤ 2.0",
+    "peak RSS ÷ floor's: upsert": "≤ 1.15",
+    "peak RSS ÷ floor's: mixed": "≤ 1.15",
+    "peak RSS ÷ floor's: first history batch": "≤ 1.3",
+    "peak RSS ÷ floor's: second history table": "≤ 1.3",
+    "small syncs p50, client (s)": "",
+    "upsert floor (s)": "",
+    "history floor (s)": "",
+}
 
 
 def history_update_row(i: int, rng: random.Random, start: str) -> list[str]:
@@ -270,9 +294,10 @@ def run(
     return seconds
 
 
-def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> None:
-    """The small syncs' p50 as the client saw them, and their staging and MERGE steps' p50
-    from the server's log (the measured table's 4th to 23rd batch: load, upsert, mixed first)."""
+def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> float | None:
+    """The small syncs' p50 as the client saw them (returned), and their staging and MERGE
+    steps' p50 from the server's log (the measured table's 4th to 23rd batch: load, upsert,
+    mixed first)."""
     client = [v for k, v in seconds.items() if k.startswith("small ")]
     mine = [(n, s) for n, s in steps if "'t_measured'" in n or n.startswith("stage view")]
     merges = [i for i, (n, _) in enumerate(mine) if "'t_measured'" in n][3 : 3 + SMALL_SYNCS]
@@ -283,6 +308,7 @@ def small_syncs(seconds: dict[str, float], steps: list[tuple[str, float]]) -> No
             f"  {len(client)} small syncs: p50 {median(client):.2f} s as the client saw them; "
             f"server's staging p50 {median(staged):.3f} s, MERGE p50 {median(merged):.2f} s"
         )
+    return median(client) if client else None
 
 
 def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Comparison, float]]:
@@ -350,6 +376,67 @@ def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Com
     return result
 
 
+def issue_figures(
+    served: dict[str, float],
+    peaks: dict[str, float],
+    floor: dict[str, tuple[bench.Comparison, float]],
+    small_p50: float | None,
+) -> dict[str, float]:
+    """One run's value of each of ``TARGETS``'s figures (those the run measured)."""
+    upsert, upsert_floor = floor["upsert"]
+    mixed, mixed_floor = floor["mixed"]
+    history, history_floor = floor["history batch"]
+    first, second = served["history batch"], served["history again batch"]
+    values = {
+        "upsert ÷ floor": served["upsert"] / upsert_floor,
+        "mixed ÷ floor": served["mixed"] / mixed_floor,
+        "first history batch ÷ warm floor": first / history_floor,
+        "second history table ÷ floor": second / history_floor,
+        "first history batch ÷ upsert": first / served["upsert"],
+        "second history table ÷ upsert": second / served["upsert"],
+        "peak RSS ÷ floor's: upsert": peaks["upsert"] / max(upsert.floor_memory),
+        "peak RSS ÷ floor's: mixed": peaks["mixed"] / max(mixed.floor_memory),
+        "peak RSS ÷ floor's: first history batch": (
+            peaks["history batch"] / max(history.floor_memory)
+        ),
+        "peak RSS ÷ floor's: second history table": (
+            peaks["history again batch"] / max(history.floor_memory)
+        ),
+        "upsert floor (s)": upsert_floor,
+        "history floor (s)": history_floor,
+    }
+    if history.first is not None:
+        values["first history batch ÷ the floor's cold run"] = first / history.first
+    if small_p50 is not None:
+        values["small syncs p50, client (s)"] = small_p50
+    return values
+
+
+def repeat(times: int, argv: list[str]) -> None:
+    """Run this script ``times`` times, each in a fresh process with ``argv`` (which must not
+    hold ``--repeat``), then print each figure per run, its median and range, and its target."""
+    runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="sd-oop-runs-") as tmp:
+        for n in range(1, times + 1):
+            out = Path(tmp) / f"run{n}.json"
+            started = time.strftime("%H:%M:%S", time.gmtime())
+            print(f"=== run {n} of {times} (started {started} UTC)", flush=True)
+            subprocess.run([sys.executable, __file__, *argv, "--json", str(out)], check=True)
+            runs.append(json.loads(out.read_text()))
+    columns = " | ".join(f"run {n}" for n in range(1, times + 1))
+    print()
+    print(f"=== issue 33's figures over {times} runs")
+    print(f"figure | {columns} | median | range | target")
+    print("---|" + "---|" * times + "---|---|---")
+    for name, target in TARGETS.items():
+        values = [run[name] for run in runs if name in run]
+        if not values:
+            continue
+        cells = " | ".join(f"{run[name]:.2f}" if name in run else "–" for run in runs)
+        spread = f"{min(values):.2f}–{max(values):.2f}"
+        print(f"{name} | {cells} | {median(values):.2f} | {spread} | {target}")
+
+
 def wait_for(log: Path, text: str, *, timeout: float) -> None:
     """Until the server's log holds ``text`` (the warm-up's end), so it is not measured."""
     deadline = time.monotonic() + timeout
@@ -414,7 +501,20 @@ def main() -> None:
         help="with --skip-in-process, the bare engine's runs per big write after the server "
         "(0: none)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="run the sequence this many times, each in a fresh process, and print issue 33's "
+        "figures per run with their median and range (needs --skip-in-process)",
+    )
+    parser.add_argument("--json", type=Path, help="write issue 33's figures of this run here")
     args = parser.parse_args()
+    if args.repeat:
+        if not args.skip_in_process or not args.floor_runs:
+            parser.error("--repeat needs --skip-in-process and floors (--floor-runs > 0)")
+        repeat(args.repeat, _without_repeat(sys.argv[1:]))
+        return
     configuration = {"format_version": args.format_version, "table_layout": args.layout}
     with tempfile.TemporaryDirectory(prefix="sd-oop-") as tmp:
         folder = Path(tmp)
@@ -452,7 +552,7 @@ def main() -> None:
         print("  server's big stagings (decode + hand-off): " + "; ".join(staging_splits(log)))
         big = jvm_time_of_big_steps(log)
         print("  server's steps of 1 s or more, JVM's time: " + "; ".join(big))
-        small_syncs(results["serve"], steps)
+        small_p50 = small_syncs(results["serve"], steps)
         floor = {}
         if args.floor_runs and args.skip_in_process:
             runs = args.floor_runs
@@ -524,6 +624,23 @@ def main() -> None:
                     f"history batch, first run each (cold) | {served:.2f} | {both.first:.2f} | "
                     f"{served / both.first:.2f} | | |"
                 )
+            if args.json:
+                figures = issue_figures(results["serve"], peaks, floor, small_p50)
+                args.json.write_text(json.dumps(figures))
+
+
+def _without_repeat(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--repeat N`` (or ``--repeat=N``)."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--repeat":
+            skip = True
+        elif not arg.startswith("--repeat="):
+            kept.append(arg)
+    return kept
 
 
 if __name__ == "__main__":
