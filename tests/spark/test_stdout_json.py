@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_destination.runtime.spark.session import COALESCE_MIN_PARTITIONS_CONF
+
 pytestmark = pytest.mark.spark
 
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "spark_destination" / "samples"
@@ -51,6 +53,8 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
     assert "starting Spark" in messages
     assert "decoded " in messages  # rows decoded per batch file
     assert "replay: [01_basic.json] WriteBatch all_types" in messages
+    # The connector's own setting is not reported as deprecated on every session.
+    assert "minPartitionNum' has been deprecated" not in messages
     # The human report (and the tables) go to stderr, and nothing else does: each step once,
     # no gRPC start-up noise, and last where the tables are and how other engines read them.
     human = result.stderr
@@ -118,3 +122,33 @@ def test_the_jvm_log_names_an_exceptions_class_but_never_its_message(spark: Spar
     assert "secret" not in with_value and "input" not in with_value
     assert logged(jvm.java.lang.StackOverflowError()).endswith("(java.lang.StackOverflowError)")
     assert logged(None).endswith("Uncaught exception in thread worker")
+
+
+def test_the_jvm_log_drops_only_the_warning_about_the_connectors_own_deprecated_setting(
+    spark: SparkSession,
+) -> None:
+    """Spark calls ``COALESCE_MIN_PARTITIONS_CONF`` deprecated each time a session's settings
+    are built; the connector sets it on purpose, so that warning is dropped, not others."""
+    jvm: Any = spark._jvm  # noqa: SLF001 - log4j's own objects, as Spark's classes use them
+    log4j = jvm.org.apache.logging.log4j
+    configuration = log4j.LogManager.getContext(False).getConfiguration()
+    logger = configuration.getLoggerConfig("org.apache.spark.sql.internal.SQLConf")
+
+    def dropped(setting: str) -> bool:
+        # Spark 3.5's text (SQLConf.logDeprecationWarning).
+        message = (
+            f"The SQL config '{setting}' has been deprecated in Spark v3.2 and may be removed "
+            "in the future. Use 'spark.sql.x' instead."
+        )
+        event = (
+            log4j.core.impl.Log4jLogEvent.newBuilder()
+            .setLoggerName("org.apache.spark.sql.internal.SQLConf")
+            .setLevel(log4j.Level.WARN)
+            .setMessage(log4j.message.SimpleMessage(message))
+            .build()
+        )
+        return bool(logger.isFiltered(event))
+
+    assert dropped(COALESCE_MIN_PARTITIONS_CONF)
+    assert not dropped("spark.sql.hive.verifyPartitionPath")
+    assert logger.getLevel().toString() == "WARN"
