@@ -553,6 +553,9 @@ def main() -> None:
         big = jvm_time_of_big_steps(log)
         print("  server's steps of 1 s or more, JVM's time: " + "; ".join(big))
         small_p50 = small_syncs(results["serve"], steps)
+        for message in log_messages(log):
+            if message.startswith("maintenance of "):
+                print(f"  server's {message}")
         floor = {}
         if args.floor_runs and args.skip_in_process:
             runs = args.floor_runs

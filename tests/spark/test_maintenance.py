@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.registry import DEFAULT
 from spark_destination.dialects.render import render
 from spark_destination.engine.engine import Engine
@@ -90,6 +91,34 @@ def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
     more = dest.write_file(HEADER, [["7", "7.77", UNMOD, SYNC2, "false"]])
     assert outcome(dest.write("orders", orders(), update=[more])) == "success"
     assert str(by_id(lake, dest)[7]["amount"]) == "7.77"
+
+
+def test_maintain_expires_nothing_it_need_not_look_for(
+    engine: Engine, dest: Destination, lake: Lake
+) -> None:
+    """Every snapshot within the retention: ``expire_snapshots`` is not run (it would read
+    every manifest to delete nothing). A tag that keeps its own retention brings it back."""
+    _small_batches(dest, lake, 2)
+    before = _health(engine, dest)
+    assert before.oldest_snapshot_ms is not None and before.refs_with_own_retention == 0
+
+    def steps() -> list[str]:
+        week = MaintenancePolicy(retention=timedelta(days=7))
+        report = engine.maintain(dest.configuration, dest.schema, "orders", policy=week)
+        return [step for step, _, _ in report.steps]
+
+    first = steps()
+    assert first[0].startswith("compact data files")
+    assert not [step for step in first if step.startswith("expire snapshots")]
+    after = _health(engine, dest)
+    assert after.snapshots >= before.snapshots  # none expired
+    assert after.oldest_snapshot_ms == before.oldest_snapshot_ms
+
+    config = engine.config(dest.configuration)
+    table = qualified(config.catalog, dest.schema, "orders")
+    lake.child().sql(f"ALTER TABLE {table} CREATE TAG `kept` RETAIN 1 DAYS")
+    assert _health(engine, dest).refs_with_own_retention == 1
+    assert [step for step in steps() if step.startswith("expire snapshots")]
 
 
 def test_maintain_refuses_a_missing_table(engine: Engine, dest: Destination) -> None:

@@ -33,7 +33,11 @@ from spark_destination.planner.ir import (
     VacuumOp,
 )
 from spark_destination.planner.layout import table_layout
-from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.maintenance import (
+    MaintenancePolicy,
+    SnapshotState,
+    plan_maintenance,
+)
 from spark_destination.planner.target import NameKind
 from tests.sql.conftest import assert_parses_back
 
@@ -198,3 +202,27 @@ def test_retention_and_orphan_age() -> None:
     assert orphans.older_than == NOW - timedelta(days=1, minutes=1)
     no_orphans = MaintenancePolicy(retention=timedelta(hours=1), remove_orphans=False)
     assert len(plan_maintenance(ODD_TABLE, no_orphans, now=NOW, target=SPARK_ICEBERG).ops) == 3
+
+
+def _expires(snapshots: SnapshotState | None) -> bool:
+    plan = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=SPARK_ICEBERG, snapshots=snapshots)
+    return any(isinstance(op, ExpireSnapshotsOp) for op in plan.ops)
+
+
+def test_expiry_is_left_out_when_no_snapshot_is_older_than_the_retention() -> None:
+    """``expire_snapshots`` reads every manifest even when it expires nothing: a table whose
+    snapshots are all within the retention, with no ref of its own retention, skips it."""
+    cutoff = NOW - POLICY.retention
+    young = SnapshotState(oldest=cutoff, refs_with_own_retention=False)
+    assert not _expires(young)
+    assert not _expires(SnapshotState(oldest=None, refs_with_own_retention=False))
+    # A snapshot older than the cut-off, or a branch or tag that may expire younger ones.
+    assert _expires(
+        SnapshotState(oldest=cutoff - timedelta(microseconds=1), refs_with_own_retention=False)
+    )
+    assert _expires(SnapshotState(oldest=cutoff, refs_with_own_retention=True))
+    # Without the table's state (a preview reads no table), every step is planned.
+    assert _expires(None)
+    # The other steps stay.
+    plan = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=SPARK_ICEBERG, snapshots=young)
+    assert len(plan.ops) == 3 and isinstance(plan.ops[2], RemoveOrphanFilesOp)

@@ -445,6 +445,8 @@ class Engine:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
         now = now or datetime.now(UTC)
         current = self._current_layout(executor, ref)
+        health = self._health(ref)
+        before = table_health(executor, health)
         plan = plan_maintenance(
             ref,
             policy,
@@ -453,8 +455,9 @@ class Engine:
             key=described.key,
             layout=configured_layout(config.layout_of, ref, described.columns),
             current=current,
+            snapshots=before.snapshot_state(),
         )
-        report = run_maintenance(executor, ref, self._render(plan), self._health(ref))
+        report = run_maintenance(executor, ref, self._render(plan), health, before=before)
         self._maintenance.reset(self._key(config, ref))
         return report
 

@@ -39,8 +39,23 @@ from spark_destination.planner.target import Maintenance
 SYSTEM_NAMESPACE: Final = "system"
 # ``rewrite_data_files``' strategy that sorts by the table's sort order.
 SORT_STRATEGY: Final = "sort"
-# Column order of the health query's one row.
-HEALTH_COLUMNS: Final = ("data_files", "delete_files", "snapshots")
+# Column order of the health query's one row (``runtime.execute.maintenance.table_health``).
+HEALTH_COLUMNS: Final = (
+    "data_files",
+    "delete_files",
+    "snapshots",
+    "oldest_snapshot_ms",
+    "refs_with_own_retention",
+)
+# Iceberg's main branch, and the retention settings a branch or tag may carry (columns of the
+# ``refs`` metadata table): either kind of ref may make ``expire_snapshots`` remove snapshots
+# younger than the cut-off it is given.
+MAIN_BRANCH: Final = "main"
+REF_RETENTION_COLUMNS: Final = (
+    "max_reference_age_in_ms",
+    "min_snapshots_to_keep",
+    "max_snapshot_age_in_ms",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,9 +78,12 @@ class HealthContext:
     data_files: exp.Table
     delete_files: exp.Table
     snapshots: exp.Table
-    data_files_alias: exp.Identifier
-    delete_files_alias: exp.Identifier
-    snapshots_alias: exp.Identifier
+    refs: exp.Table
+    committed_at: exp.Identifier
+    ref_name: exp.Identifier
+    main_branch: exp.Literal
+    ref_retention: list[exp.Identifier]
+    aliases: list[exp.Identifier]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,9 +209,12 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
                 data_files=_metadata_table(table, "data_files"),
                 delete_files=_metadata_table(table, "delete_files"),
                 snapshots=_metadata_table(table, "snapshots"),
-                data_files_alias=identifier("data_files"),
-                delete_files_alias=identifier("delete_files"),
-                snapshots_alias=identifier("snapshots"),
+                refs=_metadata_table(table, "refs"),
+                committed_at=identifier("committed_at"),
+                ref_name=identifier("name"),
+                main_branch=literal(MAIN_BRANCH),
+                ref_retention=[identifier(c) for c in REF_RETENTION_COLUMNS],
+                aliases=[identifier(c) for c in HEALTH_COLUMNS],
             )
             sql = r.template("table_health", context)
             return r.statement(op, sql, f"count files and snapshots of {table.name!r}")

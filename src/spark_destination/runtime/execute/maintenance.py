@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.ir import TableHealthOp, TableRef
+from spark_destination.planner.maintenance import SnapshotState
 from spark_destination.runtime.execute.executor import Executor
 
 log = logging.getLogger(__name__)
@@ -24,6 +26,17 @@ class TableHealth:
     data_files: int
     delete_files: int
     snapshots: int
+    # The oldest snapshot's commit time, in milliseconds since the epoch (None: no snapshot).
+    oldest_snapshot_ms: int | None = None
+    # Branches or tags besides main, and refs with retention settings of their own.
+    refs_with_own_retention: int = 0
+
+    def snapshot_state(self) -> SnapshotState:
+        oldest = self.oldest_snapshot_ms
+        return SnapshotState(
+            oldest=None if oldest is None else datetime.fromtimestamp(oldest / 1000, UTC),
+            refs_with_own_retention=self.refs_with_own_retention > 0,
+        )
 
     def text(self) -> str:
         return (
@@ -53,18 +66,32 @@ class MaintenanceReport:
 
 
 def table_health(executor: Executor, health: Statement) -> TableHealth:
-    """Run a rendered ``TableHealthOp`` (one row: data files, delete files, snapshots)."""
+    """Run a rendered ``TableHealthOp`` (one row: data files, delete files, snapshots, the
+    oldest snapshot's time, refs with retention of their own)."""
     assert isinstance(health.op, TableHealthOp)
-    data_files, delete_files, snapshots = executor.sql(health.sql, what=health.summary)[0]
+    row = executor.sql(health.sql, what=health.summary)[0]
+    data_files, delete_files, snapshots, oldest, refs = row
     return TableHealth(
-        data_files=int(data_files), delete_files=int(delete_files), snapshots=int(snapshots)
+        data_files=int(data_files),
+        delete_files=int(delete_files),
+        snapshots=int(snapshots),
+        oldest_snapshot_ms=None if oldest is None else int(oldest),
+        refs_with_own_retention=int(refs),
     )
 
 
 def run_maintenance(
-    executor: Executor, table: TableRef, statements: RenderedPlan, health: Statement
+    executor: Executor,
+    table: TableRef,
+    statements: RenderedPlan,
+    health: Statement,
+    *,
+    before: TableHealth | None = None,
 ) -> MaintenanceReport:
-    report = MaintenanceReport(table=table, before=table_health(executor, health))
+    """Run ``statements`` one by one, with the table's health before (``before``, when the
+    caller has just read it) and after."""
+    before = before or table_health(executor, health)
+    report = MaintenanceReport(table=table, before=before)
     for statement in statements:
         started = time.perf_counter()
         names: list[str] = []
