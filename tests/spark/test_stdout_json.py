@@ -74,6 +74,21 @@ def test_replay_stdout_is_only_fivetran_json_with_context_and_progress(tmp_path:
     assert last[6].strip() == f"SELECT * FROM iceberg_scan('{table}');"
 
 
+# The logger of Spark's SQL settings, which warns about deprecated ones.
+SQL_CONF_LOGGER = "org.apache.spark.sql.internal.SQLConf"
+
+
+def _warning(log4j: Any, logger: str, message: str) -> Any:
+    """A WARN event of ``logger`` as log4j builds one (to run through its configuration)."""
+    return (
+        log4j.core.impl.Log4jLogEvent.newBuilder()
+        .setLoggerName(logger)
+        .setLevel(log4j.Level.WARN)
+        .setMessage(log4j.message.SimpleMessage(message))
+        .build()
+    )
+
+
 def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_or_setting_names(
     spark: SparkSession,
 ) -> None:
@@ -85,14 +100,7 @@ def test_the_jvm_log_masks_quoted_values_but_not_apostrophes_or_setting_names(
         "the value 'secret-1' isn't valid; X'0A0B' doesn't fit (col='secret-2'); adjusted by "
         "setting 'spark.sql.debug.maxToStringFields'"
     )
-    event = (
-        log4j.core.impl.Log4jLogEvent.newBuilder()
-        .setLoggerName("sd.masking")
-        .setLevel(log4j.Level.WARN)
-        .setMessage(log4j.message.SimpleMessage(message))
-        .build()
-    )
-    line = json.loads(layout.toSerializable(event))
+    line = json.loads(layout.toSerializable(_warning(log4j, "sd.masking", message)))
     assert line["message"].endswith(
         "the value '***' isn't valid; X'***' doesn't fit (col='***'); adjusted by setting "
         "'spark.sql.debug.maxToStringFields'"
@@ -132,7 +140,8 @@ def test_the_jvm_log_drops_only_the_warning_about_the_connectors_own_deprecated_
     jvm: Any = spark._jvm  # noqa: SLF001 - log4j's own objects, as Spark's classes use them
     log4j = jvm.org.apache.logging.log4j
     configuration = log4j.LogManager.getContext(False).getConfiguration()
-    logger = configuration.getLoggerConfig("org.apache.spark.sql.internal.SQLConf")
+    logger = configuration.getLoggerConfig(SQL_CONF_LOGGER)
+    assert logger.getName() == SQL_CONF_LOGGER  # its own configuration, not the root's
 
     def dropped(setting: str) -> bool:
         # Spark 3.5's text (SQLConf.logDeprecationWarning).
@@ -140,14 +149,7 @@ def test_the_jvm_log_drops_only_the_warning_about_the_connectors_own_deprecated_
             f"The SQL config '{setting}' has been deprecated in Spark v3.2 and may be removed "
             "in the future. Use 'spark.sql.x' instead."
         )
-        event = (
-            log4j.core.impl.Log4jLogEvent.newBuilder()
-            .setLoggerName("org.apache.spark.sql.internal.SQLConf")
-            .setLevel(log4j.Level.WARN)
-            .setMessage(log4j.message.SimpleMessage(message))
-            .build()
-        )
-        return bool(logger.isFiltered(event))
+        return bool(logger.isFiltered(_warning(log4j, logger.getName(), message)))
 
     assert dropped(COALESCE_MIN_PARTITIONS_CONF)
     assert not dropped("spark.sql.hive.verifyPartitionPath")
