@@ -780,9 +780,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         base = bench.snapshot(target)
         request = bench.request(target, replace=[upsert_csv])
         plan = plan_write_batch(request, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
-        upsert = bench.compare(
-            lambda: bench.csv.apply({}, request), plan, args.runs, target, base
-        )
+        upsert = bench.compare(lambda: bench.csv.apply({}, request), plan, args.runs, target, base)
         figures.append(
             (
                 f"{n:,} upsert WriteBatch ÷ floor (median)",
@@ -834,9 +832,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             delete=[files.write([row(i, rng) for i in delete_ids])],
         )
         plan = plan_write_batch(mixed, target, catalog=bench.config.catalog, target=SPARK_ICEBERG)
-        both = bench.compare(
-            lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base
-        )
+        both = bench.compare(lambda: bench.csv.apply({}, mixed), plan, args.runs, target, base)
         figures.append(
             (f"{n:,} mixed WriteBatch ÷ floor", median(both.connector), median(both.floor))
         )

@@ -115,9 +115,8 @@ def main() -> None:
         config = engine.config({})
         ref = TableRef(catalog=config.catalog, schema="bench", name=TABLE.name)
         session = engine.sessions.for_request(config)
-        scan_sql = (
-            "SELECT COUNT(*), SUM(qty), SUM(price), COUNT(DISTINCT city) FROM "
-            + qualified(ref.catalog, ref.schema, ref.name)
+        scan_sql = "SELECT COUNT(*), SUM(qty), SUM(price), COUNT(DISTINCT city) FROM " + qualified(
+            ref.catalog, ref.schema, ref.name
         )
 
         (health_statement,) = render(TableHealthOp(table=ref), DEFAULT)
@@ -151,8 +150,10 @@ def main() -> None:
         print()
         print("| what | before | after | after/before |")
         print("|---|---|---|---|")
-        print(f"| small batch ({args.batch_rows} upserts + 1 update + 1 delete), median | "
-              f"{before[0]:.2f} s | {after[0]:.2f} s | {after[0] / before[0]:.2f} |")
+        print(
+            f"| small batch ({args.batch_rows} upserts + 1 update + 1 delete), median | "
+            f"{before[0]:.2f} s | {after[0]:.2f} s | {after[0] / before[0]:.2f} |"
+        )
         print(f"| full scan, best of 3 | {before[1]:.2f} s | {after[1]:.2f} s | "
               f"{after[1] / before[1]:.2f} |")  # fmt: skip
         print(f"| maintenance itself | {cost:.1f} s | | |")

@@ -178,9 +178,7 @@ def test_history_batch_on_the_cluster(cdest: Destination, clake: Lake) -> None:
     update = cdest.write_file(header, [["1", "b", t2, TMAX, "true", t2]])
     response = write_history(cdest, "hist", columns, earliest=[earliest], update=[update])
     assert outcome(response) == "success"
-    versions = {
-        (r["col1"], r[START], r[END], r[ACTIVE]) for r in clake.rows(cdest.schema, "hist")
-    }
+    versions = {(r["col1"], r[START], r[END], r[ACTIVE]) for r in clake.rows(cdest.schema, "hist")}
     assert versions == {
         ("a", ts(t1), minus_ms(t2), False),
         ("b", ts(t2), ts(TMAX), True),

@@ -225,4 +225,3 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
         assert table() == expected()
     finally:
         server.kill()
-

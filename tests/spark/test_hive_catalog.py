@@ -75,9 +75,7 @@ def lockless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
 @pytest.fixture(scope="module")
 def strict_columns(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
     """A metastore that refuses column layouts it deems incompatible (its default)."""
-    with hive_metastore(
-        tmp_path_factory.mktemp("strict"), allow_column_changes=False
-    ) as metastore:
+    with hive_metastore(tmp_path_factory.mktemp("strict"), allow_column_changes=False) as metastore:
         yield metastore
 
 
@@ -146,9 +144,10 @@ def test_every_commit_says_which_request_made_it_and_what_it_did(
     assert dest.create("t", COLUMNS).WhichOneof("response") == "success"
     replace = dest.write_file(HEADER, [["1", "a"], ["2", "b"], ["3", "c"]])
     delete = dest.write_file(HEADER, [["2", NULL]])
-    assert dest.write("t", COLUMNS, replace=[replace], delete=[delete]).WhichOneof(
-        "response"
-    ) == "success"
+    assert (
+        dest.write("t", COLUMNS, replace=[replace], delete=[delete]).WhichOneof("response")
+        == "success"
+    )
     (summary,) = [s for s in _summaries(lake, dest, "t") if s.get(commits.REQUEST_KIND)]
     assert summary[commits.REQUEST_KIND] == "WriteBatch"
     assert summary[commits.ROWS_REPLACED] == "3"
@@ -315,8 +314,10 @@ def test_syncs_race_with_an_outside_process_that_appends_compacts_and_expires(
             writer.kill()
             writer.wait()
     report = json.loads((work / "report.json").read_text())
-    print(f"syncs: {answers}; outside writer: {len(report['appended'])} rows appended, "
-          f"failures {report['failures']}")
+    print(
+        f"syncs: {answers}; outside writer: {len(report['appended'])} rows appended, "
+        f"failures {report['failures']}"
+    )
     expected = collections.Counter(model.items())
     expected.update((i, "outside") for i in report["appended"])
     assert _table(lake, dest) == expected
@@ -385,5 +386,3 @@ def test_pyiceberg_reads_the_tables_through_the_metastore(
     assert [(r["id"], r["v"]) for r in rows] == [(1, "a"), (2, "b")]
     spark_rows = lake.rows(dest.schema, "t", order_by="id")
     assert [(r["id"], r["v"]) for r in spark_rows] == [(1, "a"), (2, "b")]
-
-

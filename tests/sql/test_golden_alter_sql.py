@@ -100,9 +100,7 @@ CASES: dict[str, Op] = {
 # Whole AlterTable plans, per dialect: where a decimal change is in place and where it
 # rewrites the table (Delta: DECIMAL(p, s) -> DECIMAL(p + k1, s + k2) iff k1 >= k2 >= 0;
 # Iceberg: precision up, same scale).
-DECIMAL_TABLE = Table(
-    name="orders", columns=(ID_INT, col("amount", DataType.DECIMAL, p=18, s=4))
-)
+DECIMAL_TABLE = Table(name="orders", columns=(ID_INT, col("amount", DataType.DECIMAL, p=18, s=4)))
 PLANNED: dict[str, AlterTableRequest] = {
     "alter_decimal_scale_down": AlterTableRequest(
         schema="sales",

@@ -123,7 +123,8 @@ def test_the_jvm_log_pattern_masks_as_the_python_side_does() -> None:
 
     path = Path(log4j_option().split("=", 1)[1].removeprefix("file:"))
     layout = next(
-        line for line in path.read_text(encoding="utf-8").splitlines()
+        line
+        for line in path.read_text(encoding="utf-8").splitlines()
         if line.startswith("appender.json.layout.pattern")
     )
     pattern = re.search(r"%replace\{%m\}\{(.*?)\}\{'\*\*\*'\}", layout)

@@ -125,5 +125,6 @@ def utc_instant(text: str) -> datetime:
     value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
 
+
 # The text a NAIVE_TIME value must match (stored as text: nothing else checks its format).
 NAIVE_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{1,9})?)?$"

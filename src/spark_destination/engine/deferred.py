@@ -344,9 +344,7 @@ class DeferredWrites:
             executor.run(self._render(plan_drop_pending(state.pending)))
             self._reset(state)
             return None
-        plan = plan_flush(
-            state.ref, current, state.pending, target=self._target(state.config)
-        )
+        plan = plan_flush(state.ref, current, state.pending, target=self._target(state.config))
         try:
             outcome = run_flush(executor, self._render(plan), state.ref, state.pending)
         except BaseException:

@@ -52,9 +52,7 @@ def check_names(target: Target, catalog: str, schema: str, table: str | None = N
     for kind, part in parts:
         problem = target.name_problem(kind, part)
         if problem is not None:
-            raise InvalidRequestError(
-                f"{kind.value} name {part!r} {problem} ({target.name})"
-            )
+            raise InvalidRequestError(f"{kind.value} name {part!r} {problem} ({target.name})")
 
 
 def validate_columns(table: Table) -> None:
