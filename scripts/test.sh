@@ -19,6 +19,7 @@ if [ "${1:-}" = "--deferred" ]; then
   SPARK_DESTINATION_WRITE_MODE=deferred exec .venv/bin/python -m pytest -m spark -q "$@"
 fi
 .venv/bin/ruff check src tests scripts benchmarks main.py
+.venv/bin/ruff format --check src tests scripts benchmarks main.py
 .venv/bin/mypy
 # Pure tests (no JVM): planner, renderer, golden SQL, protocol contract, batch files.
 .venv/bin/python -m pytest -m "not spark" -q "$@"
