@@ -17,9 +17,10 @@ small syncs reads and MERGEs slow down and storage grows. The plan:
 3. ``expire_snapshots`` older than the retention (the latest is always kept), which deletes
    files only expired snapshots referenced (so also the files step 1 replaced). Left out when
    the table's snapshots say it would expire nothing (``SnapshotState``: none older than the
-   cut-off, and no branch or tag with retention of its own): the procedure still reads every
-   manifest twice to find no file to delete (1.7-2.2 s on a 1.65M-row table minutes old,
-   docs/benchmarks.md), and automatic maintenance holds the table's next sync meanwhile;
+   cut-off, and no branch or tag with retention of its own): the procedure still commits and
+   runs Spark jobs over the table's manifests to find no file to delete (1.7-2.2 s on a
+   1.65M-row table minutes old, docs/benchmarks.md), and automatic maintenance holds the
+   table's next sync meanwhile;
 4. ``remove_orphan_files`` older than the retention, and never younger than a day, so a write
    still in flight elsewhere is never mistaken for an orphan.
 
