@@ -96,8 +96,9 @@ def test_maintain_keeps_rows_and_removes_delete_files_and_old_snapshots(
 def test_maintain_expires_nothing_it_need_not_look_for(
     engine: Engine, dest: Destination, lake: Lake
 ) -> None:
-    """Every snapshot within the retention: ``expire_snapshots`` is not run (it would read
-    every manifest to delete nothing). A tag that keeps its own retention brings it back."""
+    """Every snapshot within the retention: ``expire_snapshots`` is not run (it would commit
+    and run Spark jobs over the manifests to delete nothing). A tag that keeps its own
+    retention brings it back."""
     _small_batches(dest, lake, 2)
     before = _health(engine, dest)
     assert before.oldest_snapshot_ms is not None and before.refs_with_own_retention == 0

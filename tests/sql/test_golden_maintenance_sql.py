@@ -210,8 +210,9 @@ def _expires(snapshots: SnapshotState | None) -> bool:
 
 
 def test_expiry_is_left_out_when_no_snapshot_is_older_than_the_retention() -> None:
-    """``expire_snapshots`` reads every manifest even when it expires nothing: a table whose
-    snapshots are all within the retention, with no ref of its own retention, skips it."""
+    """``expire_snapshots`` commits and runs Spark jobs over the manifests even when it
+    expires nothing: a table whose snapshots are all within the retention, with no ref of its
+    own retention, skips it."""
     cutoff = NOW - POLICY.retention
     young = SnapshotState(oldest=cutoff, refs_with_own_retention=False)
     assert not _expires(young)

@@ -13,7 +13,7 @@ from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import RewriteDataFilesOp, TableHealthOp, TableRef
 from spark_destination.runtime.execute import transient
 from spark_destination.runtime.execute.executor import Executor
-from spark_destination.runtime.execute.maintenance import run_maintenance
+from spark_destination.runtime.execute.maintenance import run_maintenance, table_health
 from tests.support.fake_spark import FakeResult, FakeSession
 
 TABLE = TableRef(catalog="lake", schema="s", name="t")
@@ -66,7 +66,8 @@ class _FailingCalls(FakeSession):
 def _maintain(session: FakeSession) -> Any:
     (compact,) = render(RewriteDataFilesOp(table=TABLE), SPARK_ICEBERG)
     (health,) = render(TableHealthOp(table=TABLE), SPARK_ICEBERG)
-    return run_maintenance(Executor(session), TABLE, (compact,), health)  # type: ignore[arg-type]
+    executor = Executor(session)  # type: ignore[arg-type]
+    return run_maintenance(executor, TABLE, (compact,), health, table_health(executor, health))
 
 
 def test_a_procedure_whose_commit_lost_a_race_is_retried(

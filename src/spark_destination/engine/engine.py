@@ -457,7 +457,7 @@ class Engine:
             current=current,
             snapshots=before.snapshot_state(),
         )
-        report = run_maintenance(executor, ref, self._render(plan), health, before=before)
+        report = run_maintenance(executor, ref, self._render(plan), health, before)
         self._maintenance.reset(self._key(config, ref))
         return report
 

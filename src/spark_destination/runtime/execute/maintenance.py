@@ -85,12 +85,10 @@ def run_maintenance(
     table: TableRef,
     statements: RenderedPlan,
     health: Statement,
-    *,
-    before: TableHealth | None = None,
+    before: TableHealth,
 ) -> MaintenanceReport:
-    """Run ``statements`` one by one, with the table's health before (``before``, when the
-    caller has just read it) and after."""
-    before = before or table_health(executor, health)
+    """Run ``statements`` one by one; the report holds the table's health ``before`` them (read
+    by the caller, which planned with it) and after them (``health`` run again)."""
     report = MaintenanceReport(table=table, before=before)
     for statement in statements:
         started = time.perf_counter()
