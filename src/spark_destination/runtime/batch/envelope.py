@@ -28,6 +28,11 @@ KEY_BYTES = 32
 IV_BYTES = 16
 AES_BLOCK_BYTES = 16
 CHUNK_BYTES = 1 << 20
+# Compressed bytes handed to the decompressor at a time. Its output for one input is one chunk,
+# so this bounds a chunk at this size times the compression ratio: read 1 MiB at a time, an
+# earliest-start file (1M rows in 423 KiB, 70:1) came out as one 30 MiB chunk, and the parser
+# could start only once all of it was decompressed (docs/benchmarks.md, issue 33).
+DECOMPRESS_SLICE_BYTES = 128 << 10
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,7 +152,7 @@ class _Decompressor(Protocol):
     @property
     def unused_data(self) -> bytes: ...
 
-    def decompress(self, data: bytes) -> bytes: ...
+    def decompress(self, data: bytes | memoryview) -> bytes: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +170,14 @@ _ZSTD: Final = _Codec(
 _GZIP: Final = _Codec("gzip", "member", lambda: zlib.decompressobj(wbits=31), zlib.error)
 
 
+def _slices(chunks: Iterator[bytes], size: int) -> Iterator[memoryview]:
+    """``chunks`` cut into pieces of at most ``size`` bytes (views, not copies)."""
+    for chunk in chunks:
+        view = memoryview(chunk)
+        for start in range(0, len(view), size):
+            yield view[start : start + size]
+
+
 def _decompress(chunks: Iterator[bytes], path: str, codec: _Codec) -> Iterator[bytes]:
     """Stream-decompress one or more concatenated zstd frames or gzip members.
 
@@ -174,9 +187,9 @@ def _decompress(chunks: Iterator[bytes], path: str, codec: _Codec) -> Iterator[b
     dobj = codec.new()
     consumed_any = False
     in_unit = False
-    for chunk in chunks:
+    for piece in _slices(chunks, DECOMPRESS_SLICE_BYTES):
         consumed_any = True
-        data = chunk
+        data: bytes | memoryview = piece
         while data:
             try:
                 out = dobj.decompress(data)
