@@ -5,7 +5,10 @@ a big write's deletes."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -19,7 +22,9 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.execute.location_files import has_file_before
 from spark_destination.runtime.execute.maintenance import TableHealth, table_health
+from spark_destination.runtime.execute.table_loader import spark_table
 from tests.spark.test_write_batch_grpc import HEADER, SYNC1, SYNC2, by_id, orders, outcome
 from tests.support.destination import CATALOGS, UNMOD, WRITE_MODES, Destination, Lake
 
@@ -120,6 +125,48 @@ def test_maintain_expires_nothing_it_need_not_look_for(
     lake.child().sql(f"ALTER TABLE {table} CREATE TAG `kept` RETAIN 1 DAYS")
     assert _health(engine, dest).refs_with_own_retention == 1
     assert [step for step in steps() if step.startswith("expire snapshots")]
+
+
+def test_maintain_removes_orphans_only_when_some_file_is_old_enough(
+    engine: Engine, dest: Destination, lake: Lake
+) -> None:
+    """A table younger than the orphan cut-off: its location is listed first, and with no file
+    that old ``remove_orphan_files`` is not run (it would read every manifest to delete
+    nothing). An old file there (left, say, by a table dropped at the same place) brings the
+    step back, which deletes it."""
+    _small_batches(dest, lake, 2)
+    config = engine.config(dest.configuration)
+    ref = TableRef(catalog=config.catalog, schema=dest.schema, name="orders")
+    session = engine.sessions.for_request(config)
+    week = MaintenancePolicy(retention=timedelta(days=7))
+
+    def steps() -> list[str]:
+        report = engine.maintain(dest.configuration, dest.schema, "orders", policy=week)
+        return [step for step, _, _ in report.steps]
+
+    now = datetime.now(UTC)
+    assert has_file_before(session, ref, now - timedelta(days=7)) is False
+    # Every file is older than a time to come; a listing that meets more files than it may
+    # look at says nothing.
+    assert has_file_before(session, ref, now + timedelta(days=1)) is True
+    assert has_file_before(session, ref, now - timedelta(days=7), limit=1) is None
+
+    first = steps()
+    assert first[0].startswith("compact data files")
+    assert not [step for step in first if step.startswith("remove unreferenced files")]
+
+    loaded = spark_table(session, ref)
+    location = Path(urlparse(str(loaded.table().location())).path)
+    stray = location / "data" / "left-behind.parquet"
+    stray.write_bytes(b"not referenced by any snapshot")
+    month_ago = (now - timedelta(days=30)).timestamp()
+    os.utime(stray, (month_ago, month_ago))
+    rows = by_id(lake, dest)
+
+    second = steps()
+    assert [step for step in second if step.startswith("remove unreferenced files")]
+    assert not stray.exists()
+    assert by_id(lake, dest) == rows
 
 
 def test_maintain_refuses_a_missing_table(engine: Engine, dest: Destination) -> None:

@@ -34,8 +34,11 @@ from spark_destination.planner.ir import (
 )
 from spark_destination.planner.layout import table_layout
 from spark_destination.planner.maintenance import (
+    FileAges,
     MaintenancePolicy,
     SnapshotState,
+    orphan_cutoff,
+    orphan_listing_cutoff,
     plan_maintenance,
 )
 from spark_destination.planner.target import NameKind
@@ -227,3 +230,39 @@ def test_expiry_is_left_out_when_no_snapshot_is_older_than_the_retention() -> No
     # The other steps stay.
     plan = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=SPARK_ICEBERG, snapshots=young)
     assert len(plan.ops) == 3 and isinstance(plan.ops[2], RemoveOrphanFilesOp)
+
+
+def _removes_orphans(files: FileAges | None) -> bool:
+    plan = plan_maintenance(ODD_TABLE, POLICY, now=NOW, target=SPARK_ICEBERG, files=files)
+    return any(isinstance(op, RemoveOrphanFilesOp) for op in plan.ops)
+
+
+def test_orphan_removal_is_left_out_when_no_file_is_older_than_its_cut_off() -> None:
+    """``remove_orphan_files`` reads every manifest even when no file under the location is
+    old enough to delete: a listing that found none older than its cut-off leaves it out."""
+    cutoff = orphan_cutoff(POLICY, NOW)
+    assert cutoff == NOW - POLICY.retention
+    assert not _removes_orphans(FileAges(none_before=cutoff))
+    # A listing against an earlier time says nothing of the files between it and the cut-off.
+    assert _removes_orphans(FileAges(none_before=cutoff - timedelta(microseconds=1)))
+    # Without a listing (a preview, or a table not listed), the step is planned.
+    assert _removes_orphans(None)
+    # The retention never brings the cut-off within a day of now.
+    short = MaintenancePolicy(retention=timedelta(hours=1))
+    assert orphan_cutoff(short, NOW) < NOW - timedelta(days=1)
+
+
+def test_the_location_is_listed_only_for_a_table_younger_than_the_orphan_cut_off() -> None:
+    cutoff = orphan_cutoff(POLICY, NOW)
+    young = SnapshotState(oldest=cutoff, refs_with_own_retention=False)
+    empty = SnapshotState(oldest=None, refs_with_own_retention=False)
+    old = SnapshotState(oldest=cutoff - timedelta(seconds=1), refs_with_own_retention=False)
+    assert orphan_listing_cutoff(POLICY, NOW, SPARK_ICEBERG, young) == cutoff
+    assert orphan_listing_cutoff(POLICY, NOW, SPARK_ICEBERG, empty) == cutoff
+    # An older table has files that old: the listing would only be repeated by the step.
+    assert orphan_listing_cutoff(POLICY, NOW, SPARK_ICEBERG, old) is None
+    # No step to leave out: orphan removal off, or Delta (VACUUM removes what Delta never
+    # referenced in the same command).
+    no_orphans = replace(POLICY, remove_orphans=False)
+    assert orphan_listing_cutoff(no_orphans, NOW, SPARK_ICEBERG, young) is None
+    assert orphan_listing_cutoff(POLICY, NOW, DATABRICKS_DELTA, young) is None

@@ -57,7 +57,12 @@ from spark_destination.planner.ir import (
     TableRef,
 )
 from spark_destination.planner.layout import configured_layout, with_layouts
-from spark_destination.planner.maintenance import MaintenancePolicy, plan_maintenance
+from spark_destination.planner.maintenance import (
+    FileAges,
+    MaintenancePolicy,
+    orphan_listing_cutoff,
+    plan_maintenance,
+)
 from spark_destination.planner.migrate import migrate_tables, plan_migrate
 from spark_destination.planner.tables import table_ref
 from spark_destination.runtime.batch.staging import Transport
@@ -66,6 +71,7 @@ from spark_destination.runtime.execute import warehouse_lock
 from spark_destination.runtime.execute.commits import CommitTrail, RequestIdentity
 from spark_destination.runtime.execute.deferred import FlushOutcome, pending_tables
 from spark_destination.runtime.execute.executor import Batch, Executor, Outcome
+from spark_destination.runtime.execute.location_files import has_file_before
 from spark_destination.runtime.execute.maintenance import (
     MaintenanceReport,
     run_maintenance,
@@ -447,15 +453,27 @@ class Engine:
         current = self._current_layout(executor, ref)
         health = self._health(ref)
         before = table_health(executor, health)
+        target = self._target(config)
+        snapshots = before.snapshot_state()
+        files = None
+        cutoff = orphan_listing_cutoff(policy, now, target, snapshots)
+        if cutoff is not None and has_file_before(executor.session, ref, cutoff) is False:
+            files = FileAges(none_before=cutoff)
+            log.info(
+                "no file under the location of %r is older than %s: orphan removal left out",
+                ref.name,
+                cutoff.isoformat(timespec="seconds"),
+            )
         plan = plan_maintenance(
             ref,
             policy,
             now=now,
-            target=self._target(config),
+            target=target,
             key=described.key,
             layout=configured_layout(config.layout_of, ref, described.columns),
             current=current,
-            snapshots=before.snapshot_state(),
+            snapshots=snapshots,
+            files=files,
         )
         report = run_maintenance(executor, ref, self._render(plan), health, before)
         self._maintenance.reset(self._key(config, ref))

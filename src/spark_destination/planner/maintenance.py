@@ -22,7 +22,11 @@ small syncs reads and MERGEs slow down and storage grows. The plan:
    1.65M-row table minutes old, docs/benchmarks.md), and automatic maintenance holds the
    table's next sync meanwhile;
 4. ``remove_orphan_files`` older than the retention, and never younger than a day, so a write
-   still in flight elsewhere is never mistaken for an orphan.
+   still in flight elsewhere is never mistaken for an orphan. Left out when a listing of the
+   table's location found no file older than that cut-off (``FileAges``): the procedure would
+   also read every manifest to delete nothing. The listing is asked for only where it is cheap
+   and likely to pay (``orphan_listing_cutoff``: a table whose snapshots are all younger than
+   the cut-off; an older one has files that old).
 
 Steps 1-3 each commit (or only delete unreferenced files): a retry after a failure converges.
 
@@ -89,11 +93,40 @@ class SnapshotState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FileAges:
+    """What a listing of the table's location found, just before planning."""
+
+    # No file under the table's location was last modified before this time.
+    none_before: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MaintenancePolicy:
     retention: timedelta = timedelta(days=7)
     # False skips step 4, which lists every file under the table's location (slow on object
     # stores).
     remove_orphans: bool = True
+
+
+def orphan_cutoff(policy: MaintenancePolicy, now: datetime) -> datetime:
+    """Files older than this (and unreferenced) are what ``remove_orphan_files`` deletes."""
+    now = now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
+    return min(now - policy.retention, now - ORPHAN_MIN_AGE)
+
+
+def orphan_listing_cutoff(
+    policy: MaintenancePolicy, now: datetime, target: Target, snapshots: SnapshotState
+) -> datetime | None:
+    """The cut-off a listing of the table's location should look for older files with, so
+    that ``plan_maintenance`` may leave orphan removal out; None when no listing should be
+    made: the step is not planned anyway, or the table has a snapshot older than the cut-off
+    (its files are likely that old too, and the listing would only be repeated by the step)."""
+    if target.maintenance is not Maintenance.SNAPSHOT_PROCEDURES or not policy.remove_orphans:
+        return None
+    cutoff = orphan_cutoff(policy, now)
+    if snapshots.oldest is not None and snapshots.oldest < cutoff:
+        return None
+    return cutoff
 
 
 def plan_maintenance(
@@ -106,10 +139,11 @@ def plan_maintenance(
     layout: TableLayout | None = None,
     current: TableLayout | None = None,
     snapshots: SnapshotState | None = None,
+    files: FileAges | None = None,
 ) -> Plan:
     """The maintenance of ``table`` (whose primary key is ``key``) on ``target``; a table
     whose layout is ``current`` gets ``layout`` first (both None: its layout is kept). Without
-    ``snapshots`` (a preview, which reads no table) every step is planned."""
+    ``snapshots`` and ``files`` (a preview, which reads no table) every step is planned."""
     if policy.retention < timedelta(0):
         raise InvalidRequestError("the snapshot retention cannot be negative")
     now = now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
@@ -142,8 +176,11 @@ def plan_maintenance(
                         table=table, older_than=expire_before, retain_last=RETAIN_LAST_SNAPSHOTS
                     )
                 )
-            if policy.remove_orphans:
-                orphan_before = min(expire_before, now - ORPHAN_MIN_AGE)
+            orphan_before = orphan_cutoff(policy, now)
+            # A file steps 1-3 write is newer than ``now``: the listing still says what step 4
+            # would find.
+            nothing_that_old = files is not None and files.none_before >= orphan_before
+            if policy.remove_orphans and not nothing_that_old:
                 ops.append(RemoveOrphanFilesOp(table=table, older_than=orphan_before))
         case Maintenance.OPTIMIZE_AND_VACUUM:
             if policy.retention < target.minimum_retention:
