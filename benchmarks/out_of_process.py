@@ -554,6 +554,7 @@ def main() -> None:
         print("  server's steps of 1 s or more, JVM's time: " + "; ".join(big))
         small_p50 = small_syncs(results["serve"], steps)
         for message in log_messages(log):
+            # The report, and the orphan check's line when it left that step out.
             if message.startswith("maintenance of "):
                 print(f"  server's {message}")
         floor = {}

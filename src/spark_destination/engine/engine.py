@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -457,12 +458,15 @@ class Engine:
         snapshots = before.snapshot_state()
         files = None
         cutoff = orphan_listing_cutoff(policy, now, target, snapshots)
+        listing = time.perf_counter()
         if cutoff is not None and has_file_before(executor.session, ref, cutoff) is False:
             files = FileAges(none_before=cutoff)
             log.info(
-                "no file under the location of %r is older than %s: orphan removal left out",
+                "maintenance of %r leaves out orphan removal: no file under its location is "
+                "older than %s (listed in %.2f s)",
                 ref.name,
                 cutoff.isoformat(timespec="seconds"),
+                time.perf_counter() - listing,
             )
         plan = plan_maintenance(
             ref,

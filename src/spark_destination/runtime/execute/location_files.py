@@ -3,15 +3,19 @@ check: ``planner.maintenance.FileAges``).
 
 Iceberg's ``remove_orphan_files`` lists the table's location, then reads every manifest to
 find the files no snapshot references, and deletes those older than its cut-off. When no file
-under the location is that old, the manifests need not be read: this listing, through the same
-Hadoop file system the procedure lists with, stops at the first old file it meets.
+under the location is that old, the manifests need not be read. The listing is Spark's own
+(its file index, through the Hadoop file system the procedure lists with too), asked for the
+files modified before the cut-off: one call, listed in the JVM. Walking Hadoop's iterator
+from here instead cost ~1.5 ms a file in py4j round trips (1.3 s for 900 files, against
+0.05-0.07 s this way; docs/benchmarks.md, issue 33).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
-from typing import TYPE_CHECKING, Final
+import math
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
@@ -21,40 +25,35 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Files looked at before giving up (each costs a few py4j round trips, ~0.2 ms): a location
-# holding more is left to the procedure, as if the listing had not been made.
-LISTING_LIMIT: Final = 2000
 
-
-def has_file_before(
-    session: SparkSession, table: TableRef, cutoff: datetime, *, limit: int = LISTING_LIMIT
-) -> bool | None:
+def has_file_before(session: SparkSession, table: TableRef, cutoff: datetime) -> bool | None:
     """Whether some file under ``table``'s location was last modified before ``cutoff``; None
-    when that is not known: the listing failed (a scheme Hadoop cannot list, no access) or
-    met more than ``limit`` files first. Hidden files count too (the procedure skips them):
-    one old file of any kind is enough to run the procedure."""
-    from py4j.protocol import Py4JError
+    when that is not known (the location could not be listed).
 
+    Spark's file index skips the names Iceberg's procedure skips too (starting with ``_`` or
+    ``.``, but for partition folders, ``_x=1``). The cut-off is rounded up to a whole second
+    (the option's precision): a file just after it counts as old, so the answer errs towards
+    running the procedure, never towards skipping it.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    seconds = math.ceil(cutoff.astimezone(UTC).timestamp())
+    before = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     try:
         loaded = spark_table(session, table)
         if loaded is None or not hasattr(loaded, "table"):
             return None
-        jvm = session._jvm
-        assert jvm is not None
-        path = jvm.org.apache.hadoop.fs.Path(str(loaded.table().location()))
-        # The session's Hadoop settings, as Iceberg's procedure lists with.
-        fs = path.getFileSystem(session._jsparkSession.sessionState().newHadoopConf())
-        if not fs.exists(path):
-            return False
-        before_ms = int(cutoff.timestamp() * 1000)
-        files = fs.listFiles(path, True)
-        for _ in range(limit):
-            if not files.hasNext():
-                return False
-            if files.next().getModificationTime() < before_ms:
-                return True
-        return None
-    except Py4JError:
+        files = (
+            session.read.format("binaryFile")
+            .option("recursiveFileLookup", "true")
+            .option("modifiedBefore", before)
+            .option("timeZone", "UTC")
+            .load(str(loaded.table().location()))
+        )
+        # Only the path: the files' contents are never read.
+        return bool(files.select("path").limit(1).collect())
+    except (Py4JError, PySparkException):
         # Never fails maintenance: the procedure then runs as it would without the listing.
         log.info("the location of %r could not be listed; orphan removal runs", table.name)
         return None
