@@ -30,10 +30,13 @@ def has_file_before(session: SparkSession, table: TableRef, cutoff: datetime) ->
     """Whether some file under ``table``'s location was last modified before ``cutoff``; None
     when that is not known (the location could not be listed).
 
-    Spark's file index skips the names Iceberg's procedure skips too (starting with ``_`` or
-    ``.``, but for partition folders, ``_x=1``). The cut-off is rounded up to a whole second
-    (the option's precision): a file just after it counts as old, so the answer errs towards
-    running the procedure, never towards skipping it.
+    Spark's file index skips hidden names as Iceberg's procedure does (starting with ``_`` or
+    ``.``; a partition folder ``_x=1`` is kept by both). They differ at the edges: Spark also
+    skips names ending in ``._COPYING_`` and a partition folder of a field starting with
+    ``.``, which the procedure lists; an old file only there is left until the table has a
+    snapshot older than the cut-off (then no listing is made and the procedure runs). The
+    cut-off is rounded up to a whole second (the option's precision): a file just after it
+    counts as old, so rounding errs towards running the procedure.
     """
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
