@@ -458,16 +458,17 @@ class Engine:
         snapshots = before.snapshot_state()
         files = None
         cutoff = orphan_listing_cutoff(policy, now, target, snapshots)
-        listing = time.perf_counter()
-        if cutoff is not None and has_file_before(executor.session, ref, cutoff) is False:
-            files = FileAges(none_before=cutoff)
-            log.info(
-                "maintenance of %r leaves out orphan removal: no file under its location is "
-                "older than %s (listed in %.2f s)",
-                ref.name,
-                cutoff.isoformat(timespec="seconds"),
-                time.perf_counter() - listing,
-            )
+        if cutoff is not None:
+            listing = time.perf_counter()
+            if has_file_before(executor.session, ref, cutoff) is False:
+                files = FileAges(none_before=cutoff)
+                log.info(
+                    "maintenance of %r leaves out orphan removal: no file under its location "
+                    "is older than %s (listed in %.2f s)",
+                    ref.name,
+                    cutoff.isoformat(timespec="seconds"),
+                    time.perf_counter() - listing,
+                )
         plan = plan_maintenance(
             ref,
             policy,
