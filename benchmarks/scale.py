@@ -45,6 +45,7 @@ from spark_destination.core.config import parse_config
 from spark_destination.core.model import Column, Table
 from spark_destination.core.requests import CreateTableRequest, WriteBatchRequest
 from spark_destination.dialects.quoting import qualified, string_literal
+from spark_destination.engine import auto_maintenance
 from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
 
@@ -320,7 +321,7 @@ class Scale:
         self, table: Table, keys: Keys, candidate: Candidate, figures: TableFigures, start: int
     ) -> None:
         """One small batch from the table state ``start``, which it is rolled back to."""
-        configuration = {**candidate.configuration, **NO_MAINTENANCE}
+        configuration = {**candidate.configuration, **auto_maintenance.OFF}
         seconds, scan, merge = self.small_batch(table, keys, configuration)
         figures.small_seconds.append(seconds)
         figures.merge_seconds.append(merge)
@@ -337,7 +338,7 @@ class Scale:
         start = self.snapshot(table)
         configuration = dict(candidate.configuration)
         if not maintenance:
-            configuration.update(NO_MAINTENANCE)
+            configuration.update(auto_maintenance.OFF)
         figures.scan_before = self.full_scan(table)
         figures.small_before = self.p50_at(table, keys, candidate)
         before = TableFigures(size=0, candidate="", pattern="")
@@ -358,15 +359,12 @@ class Scale:
 
     def p50_at(self, table: Table, keys: Keys, candidate: Candidate) -> float:
         here = self.snapshot(table)
-        configuration = {**candidate.configuration, **NO_MAINTENANCE}
+        configuration = {**candidate.configuration, **auto_maintenance.OFF}
         seconds = []
         for _ in range(self.args.small_runs):
             seconds.append(self.small_batch(table, keys, configuration)[0])
             self.rollback(table, here)
         return statistics.median(seconds)
-
-
-NO_MAINTENANCE = {"maintenance_every_commits": "0", "maintenance_delete_files": "0"}
 
 
 def timed(work: Callable[[], object]) -> float:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from spark_destination.core.config import DestinationConfig, parse_config
-from spark_destination.engine.auto_maintenance import MaintenanceScheduler, folded_too_much
+from spark_destination.engine.auto_maintenance import (
+    OFF,
+    MaintenanceScheduler,
+    enabled,
+    folded_too_much,
+)
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.commits import DeleteFolding
 
@@ -18,10 +24,29 @@ def _scheduler() -> tuple[MaintenanceScheduler, list[bool]]:
     return MaintenanceScheduler(lambda _config, _table, due: runs.append(due)), runs
 
 
-def test_off_by_default() -> None:
+def test_by_default_a_table_is_maintained_at_its_hundredth_commit() -> None:
+    every = parse_config({}).maintenance_every_commits
+    assert every == 100
     scheduler, runs = _scheduler()
-    for _ in range(10):
+    for _ in range(every - 1):
         scheduler.committed(parse_config({}), TABLE, KEY)
+    scheduler.wait_idle()
+    assert runs == []
+    scheduler.committed(parse_config({}), TABLE, KEY)
+    scheduler.wait_idle()
+    assert runs == [True]
+
+
+def test_off_turns_every_trigger_off() -> None:
+    # Every maintenance key is a trigger: one that OFF does not name stays on.
+    triggers = {f.name for f in dataclasses.fields(DestinationConfig)}
+    assert set(OFF) == {name for name in triggers if name.startswith("maintenance_")}
+    config = parse_config(OFF)
+    assert not enabled(config)
+    assert not folded_too_much(config, _folding(1_349_949, 101, 1_350_050, 2_850_110))
+    scheduler, runs = _scheduler()
+    for _ in range(2 * parse_config({}).maintenance_every_commits):
+        scheduler.committed(config, TABLE, KEY)
     scheduler.wait_idle()
     assert runs == []
 

@@ -35,6 +35,7 @@ from spark_destination.core.requests import (
     WriteBatchRequest,
     WriteHistoryBatchRequest,
 )
+from spark_destination.engine import auto_maintenance
 from spark_destination.runtime.spark import scratch
 
 if TYPE_CHECKING:
@@ -96,9 +97,7 @@ def _warm(engine: Engine, folder: Path) -> None:
         "warehouse": str(folder / "warehouse"),
         # A catalog of its own: a catalog's warehouse is fixed once registered.
         "catalog": CATALOG,
-        "maintenance_every_commits": "0",
-        "maintenance_delete_files": "0",
-        "maintenance_rewritten_deletes": "0",
+        **auto_maintenance.OFF,
     }
     files = _Files(folder)
     table = Table(name="batches", columns=COLUMNS)
