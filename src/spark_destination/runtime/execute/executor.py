@@ -411,6 +411,11 @@ class Executor:
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join that AQE coalesces into few tasks; ``none`` lets the join's tasks write
         (measured ~30% faster for a 300k-version batch; a few more, smaller delete/data files).
+        The price: each task writes its own delete file for each data file it touches, carrying
+        that file's earlier deletes, so they repeat across files (readers apply them once;
+        maintenance compacts them). For the batch MERGE that trade was measured and not taken
+        (docs/benchmarks.md, issue 33, fourteenth session): there a cluster's many tasks would
+        multiply the files of every big write.
         """
         settings = dict(MERGE_SETTINGS)
         if MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table):
