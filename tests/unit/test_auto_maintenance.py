@@ -39,8 +39,8 @@ def test_by_default_a_table_is_maintained_at_its_hundredth_commit() -> None:
 
 def test_off_turns_every_trigger_off() -> None:
     # Every maintenance key is a trigger: one that OFF does not name stays on.
-    triggers = {f.name for f in dataclasses.fields(DestinationConfig)}
-    assert set(OFF) == {name for name in triggers if name.startswith("maintenance_")}
+    keys = {f.name for f in dataclasses.fields(DestinationConfig)}
+    assert set(OFF) == {key for key in keys if key.startswith("maintenance_")}
     config = parse_config(OFF)
     assert not enabled(config)
     assert not folded_too_much(config, _folding(1_349_949, 101, 1_350_050, 2_850_110))
