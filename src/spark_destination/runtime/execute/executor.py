@@ -411,11 +411,12 @@ class Executor:
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join that AQE coalesces into few tasks; ``none`` lets the join's tasks write
         (measured ~30% faster for a 300k-version batch; a few more, smaller delete/data files).
-        The price: each task writes its own delete file for each data file it touches, carrying
-        that file's earlier deletes, so they repeat across files (readers apply them once;
-        maintenance compacts them). For the batch MERGE that trade was measured and not taken
-        (docs/benchmarks.md, issue 33, fourteenth session): there a cluster's many tasks would
-        multiply the files of every big write.
+        The price, measured on the batch MERGE (docs/benchmarks.md, issue 33, fourteenth
+        session), where it was not taken because a cluster's many tasks would multiply the files
+        of every big write: each task wrote its own delete file for each data file it touched,
+        carrying that file's earlier deletes, so they repeated across files (Spark, pyiceberg and
+        DuckDB applied them once). That this MERGE does the same once a table has earlier
+        deletes follows from the same mechanism; it was not measured here.
         """
         settings = dict(MERGE_SETTINGS)
         if MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table):
