@@ -8,6 +8,7 @@ import re
 import uuid
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,19 +18,24 @@ from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark import session as session_module
 from spark_destination.runtime.spark.jars import relocated_jackson_jar
 from spark_destination.runtime.spark.session import (
+    COALESCE_MIN_PARTITIONS_CONF,
     CODEGEN_CACHE_ENTRIES,
     DRIVER_JAVA_OPTIONS,
     HADOOP_TMP_DIR_CONF,
     KEEP_HEAP_OPTION,
+    SHUFFLE_PARTITIONS_CONF,
     TEMP_DIR_PROPERTY,
     SparkSettings,
+    apply_runtime_conf,
     build_session,
     check_compatible,
     driver_java_options,
     jvm_temp_dir,
     register_catalog,
+    request_shuffle_partitions,
     session_conf,
 )
+from tests.support.fake_spark import FakeConf
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -269,6 +275,40 @@ def test_a_big_shuffle_keeps_its_partitions_and_a_small_one_merges(
     assert big.rdd.getNumPartitions() == partitions
     small = child.range(0, 100, numPartitions=2).groupBy((keys % 10).alias("k")).count()
     assert small.rdd.getNumPartitions() == 1
+
+
+def test_a_request_has_two_shuffle_partitions_per_task_slot_and_never_fewer_than_four() -> None:
+    # Spark 3.5 never splits a shuffle into more partitions than spark.sql.shuffle.partitions:
+    # with a fixed 4, a cluster's other slots idled in every MERGE's join and write.
+    def partitions(slots: int) -> str | None:
+        stand_in = SimpleNamespace(
+            sparkContext=SimpleNamespace(defaultParallelism=slots), conf=FakeConf()
+        )
+        apply_runtime_conf(stand_in, SparkSettings())  # type: ignore[arg-type]
+        both = {
+            stand_in.conf.get(key)
+            for key in (SHUFFLE_PARTITIONS_CONF, COALESCE_MIN_PARTITIONS_CONF)
+        }
+        assert len(both) == 1  # adaptive execution keeps them all (session_conf)
+        return both.pop()
+
+    assert [partitions(slots) for slots in (1, 2, 3, 32)] == ["4", "4", "6", "64"]
+    assert request_shuffle_partitions(32, fewest=100) == 100
+
+
+@pytest.mark.spark
+def test_an_operators_shuffle_partitions_win_on_the_live_session(
+    spark: SparkSession, spark_settings: SparkSettings
+) -> None:
+    ours, theirs = spark.newSession(), spark.newSession()
+    apply_runtime_conf(ours, spark_settings)
+    slots = spark.sparkContext.defaultParallelism
+    expected = request_shuffle_partitions(slots, spark_settings.shuffle_partitions)
+    assert ours.conf.get(SHUFFLE_PARTITIONS_CONF) == str(expected)
+    operator = ((SHUFFLE_PARTITIONS_CONF, "64"),)
+    apply_runtime_conf(theirs, dataclasses.replace(spark_settings, extra_conf=operator))
+    assert theirs.conf.get(SHUFFLE_PARTITIONS_CONF) == "64"
+    assert spark.conf.get(SHUFFLE_PARTITIONS_CONF) == str(spark_settings.shuffle_partitions)
 
 
 @pytest.mark.spark

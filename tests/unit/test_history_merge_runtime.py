@@ -1,6 +1,6 @@
-"""The executor runs the history MERGE with Iceberg's write distribution mode ``none`` and
-without Spark's whole-stage code generation, only for that statement, each unless the operator
-(or, for the distribution, the table) chose otherwise."""
+"""The executor runs the history MERGE with Iceberg's write distribution mode ``none`` (when its
+shuffles have few partitions) and without Spark's whole-stage code generation, only for that
+statement, each unless the operator (or, for the distribution, the table) chose otherwise."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from spark_destination.runtime.execute.executor import (
     Executor,
 )
 from spark_destination.runtime.execute.table_loader import CatalogTable
+from spark_destination.runtime.spark.session import SHUFFLE_PARTITIONS_CONF
 from tests.support.fake_spark import FakeSession
 
 OP = MergeHistoryOp(
@@ -41,14 +42,29 @@ OP = MergeHistoryOp(
 )
 
 
+# A request's shuffle partitions on two task slots (session.request_shuffle_partitions), and on
+# a cluster of eight.
+FEW = {SHUFFLE_PARTITIONS_CONF: "4"}
+MANY = {SHUFFLE_PARTITIONS_CONF: "16"}
+
+
 @pytest.mark.parametrize(
     ("conf", "properties", "expected"),
     [
-        ({}, {}, "none"),
-        ({DISTRIBUTION_MODE_CONF: "range"}, {}, "range"),
-        ({}, {MERGE_DISTRIBUTION_MODE_PROPERTY: "hash"}, None),
+        (FEW, {}, "none"),
+        ({**FEW, DISTRIBUTION_MODE_CONF: "range"}, {}, "range"),
+        (FEW, {MERGE_DISTRIBUTION_MODE_PROPERTY: "hash"}, None),
+        # One data and one delete file per task each commit: on many slots, Iceberg's default.
+        (MANY, {}, None),
+        ({**MANY, DISTRIBUTION_MODE_CONF: "none"}, {}, "none"),
     ],
-    ids=["default-none", "operator-conf-wins", "table-property-wins"],
+    ids=[
+        "few-tasks-none",
+        "operator-conf-wins",
+        "table-property-wins",
+        "many-tasks-iceberg-default",
+        "many-tasks-operator-conf-wins",
+    ],
 )
 def test_history_merge_distribution_mode(
     conf: dict[str, str],
@@ -63,7 +79,7 @@ def test_history_merge_distribution_mode(
 
 @pytest.mark.parametrize(
     ("conf", "expected"),
-    [({}, "false"), ({WHOLE_STAGE_CODEGEN_CONF: "true"}, "true")],
+    [(FEW, "false"), ({**FEW, WHOLE_STAGE_CODEGEN_CONF: "true"}, "true")],
     ids=["default-off", "operator-conf-wins"],
 )
 def test_history_merge_whole_stage_codegen(

@@ -58,6 +58,7 @@ from spark_destination.runtime.execute.spark_errors import (
     describe_spark_error,
 )
 from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, load_table
+from spark_destination.runtime.spark.session import SHUFFLE_PARTITIONS_CONF
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -404,25 +405,31 @@ class Executor:
     def _merge_history(
         self, table: TableRef, sql: str, *, what: str, args: dict[str, object] | None
     ) -> None:
-        """Run the history MERGE without whole-stage code generation (``MERGE_SETTINGS``) and
-        with Iceberg's write distribution ``none``, unless the table has its own
-        ``write.merge.distribution-mode``.
+        """Run the history MERGE without whole-stage code generation (``MERGE_SETTINGS``) and,
+        when its shuffles have at most ``FEW_WRITE_TASKS`` partitions, with Iceberg's write
+        distribution ``none``, unless the table has its own ``write.merge.distribution-mode``.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
-        after the join that AQE coalesces into few tasks; ``none`` lets the join's tasks write
-        (measured ~30% faster for a 300k-version batch; a few more, smaller delete/data files).
-        The price, measured on the batch MERGE (docs/benchmarks.md, issue 33, fourteenth
-        session), where it was not taken because a cluster's many tasks would multiply the files
-        of every big write: each task wrote its own delete file for each data file it touched,
-        carrying that file's earlier deletes, so they repeated across files (Spark, pyiceberg and
-        DuckDB applied them once). That this MERGE does the same once a table has earlier
-        deletes follows from the same mechanism; it was not measured here.
+        after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
+        tasks write, one data file and one delete file each per commit. Measured on two cores
+        with 4 partitions (docs/benchmarks.md, issue 33, fifteenth session): a 1M-version batch
+        8 % faster (16.03 against 17.46 s, medians of 5 alternated), for 4 data files and 4
+        delete files where ``hash`` wrote 1 data file. On more slots a request has more
+        partitions (``session.request_shuffle_partitions``), and ``none`` would write as many
+        files each commit as the cluster has slots: there Iceberg's default keeps files sized.
         """
         settings = dict(MERGE_SETTINGS)
-        if MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table):
+        if (
+            MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table)
+            and self._shuffle_partitions() <= FEW_WRITE_TASKS
+        ):
             settings[DISTRIBUTION_MODE_CONF] = "none"
         with self._statement_settings(settings):
             self.sql(sql, what=what, args=args, scan_of=table)
+
+    def _shuffle_partitions(self) -> int:
+        """The partitions this request's shuffles have (Spark's default when unset)."""
+        return int(self._session.conf.get(SHUFFLE_PARTITIONS_CONF, "200") or "200")
 
     def _merge_batch(self, statement: Statement, batch: StagedBatch, table: TableRef) -> None:
         """The batch MERGE in the cheapest form the staged batch allows: without the fold when
@@ -688,6 +695,9 @@ TABLE_EXISTS = "org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsExcepti
 # it overrides for MERGE.
 DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"
 MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
+# The most shuffle partitions, so write tasks, for which the history MERGE writes straight from
+# its join's tasks (distribution ``none``): at most this many data and delete files a commit.
+FEW_WRITE_TASKS: Final = 4
 # Spark's switch of whole-stage code generation.
 WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
 # What the batch and history MERGEs run with (each unless the operator set it). Whole-stage

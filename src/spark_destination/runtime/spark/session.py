@@ -83,6 +83,8 @@ class SparkSettings:
     # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused:
     # they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on.
     extra_conf: tuple[tuple[str, str], ...] = ()
+    # The fewest shuffle partitions a request runs with; a request on more task slots gets
+    # more (``request_shuffle_partitions``).
     shuffle_partitions: int = 4
     # Where the relocated Jackson jar is cached; None means ``default_cache_dir()``.
     jar_cache_dir: str | None = None
@@ -152,7 +154,6 @@ _RESERVED_KEYS = frozenset(
         "spark.sql.defaultCatalog",
         "spark.sql.session.timeZone",
         "spark.sql.ansi.enabled",
-        "spark.sql.shuffle.partitions",
         "spark.ui.enabled",
     }
 )
@@ -226,7 +227,7 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # Without ANSI mode a bad cast ('abc' AS INT, month 13, decimal overflow) silently
         # becomes NULL; with it, the statement fails and the batch is not half-written.
         ("spark.sql.ansi.enabled", "true"),
-        ("spark.sql.shuffle.partitions", str(settings.shuffle_partitions)),
+        (SHUFFLE_PARTITIONS_CONF, str(settings.shuffle_partitions)),
         # Adaptive execution merges shuffle partitions down to Spark's default parallelism (a
         # local master's cores) by default: on two cores a 1M-key history MERGE's 4 write
         # partitions became 3 tasks, the third running alone while a core idled. Keeping the
@@ -340,6 +341,12 @@ def jvm_temp_dir() -> str | None:
 
 
 DRIVER_JAVA_OPTIONS: Final = "spark.driver.extraJavaOptions"
+SHUFFLE_PARTITIONS_CONF: Final = "spark.sql.shuffle.partitions"
+# A request's shuffle partitions per task slot: more partitions than slots, so that uneven
+# partitions still keep every slot busy (see session_conf), and as many more tasks as a cluster
+# has slots. Spark 3.5 never splits a shuffle into more partitions than this setting: with a
+# fixed 4, every MERGE's join and write ran as at most 4 tasks on any cluster.
+SHUFFLE_PARTITIONS_PER_SLOT: Final = 2
 # The fewest partitions adaptive execution merges a shuffle into; see session_conf.
 COALESCE_MIN_PARTITIONS_CONF: Final = "spark.sql.adaptive.coalescePartitions.minPartitionNum"
 # Generated classes Spark keeps compiled (its default: 100); see session_conf.
@@ -486,13 +493,29 @@ def has_rest_client(session: SparkSession) -> bool:
     )
 
 
-def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
-    """Set the request's ``spark_conf`` entries that a live session can take on its own session.
+def request_shuffle_partitions(slots: int, fewest: int) -> int:
+    """The shuffle partitions of a request on ``slots`` task slots (Spark's default
+    parallelism): ``SHUFFLE_PARTITIONS_PER_SLOT`` per slot, at least ``fewest``."""
+    return max(fewest, SHUFFLE_PARTITIONS_PER_SLOT * slots)
 
-    Runtime SQL settings (``spark.sql.redaction.options.regex``, shuffle partitions, …) apply to
-    this request's child session only; the others were fixed at start-up and are compared by
-    ``check_compatible``, so a request never runs with settings it did not get.
+
+def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
+    """Set the request's shuffle partitions from the task slots the application has now, then
+    the request's ``spark_conf`` entries that a live session can take on its own session.
+
+    The slots are read per request: a cluster's executors register after the session starts
+    (and come and go with dynamic allocation). Runtime SQL settings (``spark.sql.shuffle.
+    partitions``, ``spark.sql.redaction.options.regex``, …) apply to this request's child
+    session only and win over the computed partitions; the others were fixed at start-up and
+    are compared by ``check_compatible``, so a request never runs with settings it did not get.
     """
+    partitions = str(
+        request_shuffle_partitions(
+            session.sparkContext.defaultParallelism, settings.shuffle_partitions
+        )
+    )
+    session.conf.set(SHUFFLE_PARTITIONS_CONF, partitions)
+    session.conf.set(COALESCE_MIN_PARTITIONS_CONF, partitions)
     for key, value in settings.extra_conf:
         if session.conf.isModifiable(key):
             session.conf.set(key, value)
