@@ -411,12 +411,13 @@ class Executor:
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
-        tasks write, one data file and one delete file each per commit. Measured on two cores
+        tasks write, each its own data file and its own delete files. Measured on two cores
         with 4 partitions (docs/benchmarks.md, issue 33, fifteenth session): a 1M-version batch
-        8 % faster (16.03 against 17.46 s, medians of 5 alternated), for 4 data files and 4
-        delete files where ``hash`` wrote 1 data file. On more slots a request has more
-        partitions (``session.request_shuffle_partitions``), and ``none`` would write as many
-        files each commit as the cluster has slots: there Iceberg's default keeps files sized.
+        8 % faster (16.03 against 17.46 s, medians of 5 alternated), adding 4 data files where
+        ``hash`` added 1 (4 delete files both ways, one per data file touched). On more slots
+        a request has more partitions (``session.request_shuffle_partitions``), and ``none``
+        would add as many data files each commit as the cluster has slots: there Iceberg's
+        default keeps files sized.
         """
         settings = dict(MERGE_SETTINGS)
         if (
