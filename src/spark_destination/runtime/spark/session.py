@@ -504,10 +504,10 @@ def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
     the request's ``spark_conf`` entries that a live session can take on its own session.
 
     The slots are read per request: a cluster's executors register after the session starts
-    (and come and go with dynamic allocation). Runtime SQL settings (``spark.sql.shuffle.
-    partitions``, ``spark.sql.redaction.options.regex``, …) apply to this request's child
-    session only and win over the computed partitions; the others were fixed at start-up and
-    are compared by ``check_compatible``, so a request never runs with settings it did not get.
+    (and come and go with dynamic allocation). Runtime SQL settings (the shuffle partitions,
+    ``spark.sql.redaction.options.regex``, …) apply to this request's child session only, the
+    operator's over the computed partitions; the others were fixed at start-up and are
+    compared by ``check_compatible``, so a request never runs with settings it did not get.
     """
     partitions = str(
         request_shuffle_partitions(
