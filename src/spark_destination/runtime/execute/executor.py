@@ -414,10 +414,9 @@ class Executor:
         tasks write, each its own data file and its own delete files. Measured on two cores
         with 4 partitions (docs/benchmarks.md, issue 33, fifteenth session): a 1M-version batch
         8 % faster (16.03 against 17.46 s, medians of 5 alternated), adding 4 data files where
-        ``hash`` added 1 (4 delete files both ways, one per data file touched). On more slots
-        a request has more partitions (``session.request_shuffle_partitions``), and ``none``
-        would add as many data files each commit as the cluster has slots: there Iceberg's
-        default keeps files sized.
+        ``hash`` added 1 (and 4 delete files both ways). On more slots a request has more
+        partitions (``session.request_shuffle_partitions``, two per slot), and ``none`` would
+        add a data file per partition each commit: there Iceberg's default keeps files sized.
         """
         settings = dict(MERGE_SETTINGS)
         if (
