@@ -58,7 +58,10 @@ from spark_destination.runtime.execute.spark_errors import (
     describe_spark_error,
 )
 from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, load_table
-from spark_destination.runtime.spark.session import SHUFFLE_PARTITIONS_CONF
+from spark_destination.runtime.spark.session import (
+    FEWEST_SHUFFLE_PARTITIONS,
+    SHUFFLE_PARTITIONS_CONF,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -406,8 +409,9 @@ class Executor:
         self, table: TableRef, sql: str, *, what: str, args: dict[str, object] | None
     ) -> None:
         """Run the history MERGE without whole-stage code generation (``MERGE_SETTINGS``) and,
-        when its shuffles have at most ``FEW_WRITE_TASKS`` partitions, with Iceberg's write
-        distribution ``none``, unless the table has its own ``write.merge.distribution-mode``.
+        when its shuffles have the fewest partitions a request gets (two task slots or fewer),
+        with Iceberg's write distribution ``none``, unless the table has its own
+        ``write.merge.distribution-mode``.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
@@ -421,15 +425,16 @@ class Executor:
         settings = dict(MERGE_SETTINGS)
         if (
             MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table)
-            and self._shuffle_partitions() <= FEW_WRITE_TASKS
+            and self._shuffle_partitions() <= FEWEST_SHUFFLE_PARTITIONS
         ):
             settings[DISTRIBUTION_MODE_CONF] = "none"
         with self._statement_settings(settings):
             self.sql(sql, what=what, args=args, scan_of=table)
 
     def _shuffle_partitions(self) -> int:
-        """The partitions this request's shuffles have (Spark's default when unset)."""
-        return int(self._session.conf.get(SHUFFLE_PARTITIONS_CONF, "200") or "200")
+        """The partitions this request's shuffles have (Spark's own default when unset)."""
+        value = self._session.conf.get(SHUFFLE_PARTITIONS_CONF, None)
+        return int(value) if value else SPARK_DEFAULT_SHUFFLE_PARTITIONS
 
     def _merge_batch(self, statement: Statement, batch: StagedBatch, table: TableRef) -> None:
         """The batch MERGE in the cheapest form the staged batch allows: without the fold when
@@ -695,9 +700,8 @@ TABLE_EXISTS = "org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsExcepti
 # it overrides for MERGE.
 DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"
 MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
-# The most shuffle partitions, so write tasks, for which the history MERGE writes straight from
-# its join's tasks (distribution ``none``): at most this many data and delete files a commit.
-FEW_WRITE_TASKS: Final = 4
+# Spark's ``spark.sql.shuffle.partitions`` when a session does not set it.
+SPARK_DEFAULT_SHUFFLE_PARTITIONS: Final = 200
 # Spark's switch of whole-stage code generation.
 WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
 # What the batch and history MERGEs run with (each unless the operator set it). Whole-stage

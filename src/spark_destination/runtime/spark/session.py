@@ -55,6 +55,9 @@ _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
 _DEFAULT: Final = DestinationConfig()
+# The fewest shuffle partitions a request runs with: a request on two task slots or fewer
+# (``request_shuffle_partitions``).
+FEWEST_SHUFFLE_PARTITIONS: Final = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,12 +83,11 @@ class SparkSettings:
     extra_packages: tuple[str, ...] = ()
     jars_mode: JarSource = JarSource.BUNDLED
     iceberg_version: str = DEFAULT_ICEBERG_VERSION  # used by JarSource.MAVEN only
-    # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused:
-    # they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on.
+    # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused
+    # (they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on),
+    # except the shuffle partitions, which an operator may set per request.
     extra_conf: tuple[tuple[str, str], ...] = ()
-    # The fewest shuffle partitions a request runs with; a request on more task slots gets
-    # more (``request_shuffle_partitions``).
-    shuffle_partitions: int = 4
+    shuffle_partitions: int = FEWEST_SHUFFLE_PARTITIONS
     # Where the relocated Jackson jar is cached; None means ``default_cache_dir()``.
     jar_cache_dir: str | None = None
 
