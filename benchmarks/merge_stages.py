@@ -12,10 +12,11 @@ spilled to disk; then the statement's wall time and its tasks' run time ÷ (wall
 busy the cores were. Stages Spark skipped (a shuffle another stage already wrote) are counted,
 not shown.
 
-Both ways the statement runs: ``--codegen connector`` (default) as the runtime runs it (whole-
-stage code generation off, ``executor.MERGE_SETTINGS``), ``--codegen on`` as the floor in
-``bench.py`` and ``out_of_process.py`` runs it. Both with Iceberg's write distribution ``none``,
-as the runtime sets it for a history MERGE.
+Both ways the statement runs: ``--codegen connector`` (default) as the runtime runs a big
+batch of a statement that has not switched to generated code (whole-stage code generation off,
+``executor.COLD_MERGE_SETTINGS``; ``statement_runs``), ``--codegen on`` as the floor in
+``bench.py`` and ``out_of_process.py`` runs it, and the runtime once the statement switched.
+Both with Iceberg's write distribution ``none``, as the runtime sets it for a history MERGE.
 
 Usage: .venv/bin/python -u benchmarks/merge_stages.py [--rows 1000000] [--warm 3]
        [--codegen connector|on]
@@ -43,8 +44,8 @@ from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, StageBatchOp
 from spark_destination.runtime.batch.staging import Stager
 from spark_destination.runtime.execute.executor import (
+    COLD_MERGE_SETTINGS,
     DISTRIBUTION_MODE_CONF,
-    MERGE_SETTINGS,
     Executor,
 )
 
@@ -142,7 +143,7 @@ def measure(folder: Path, rows: int, warm: int, codegen: str) -> None:
     session = b.csv.sessions.for_request(b.config)
     settings = {DISTRIBUTION_MODE_CONF: "none"}
     if codegen == "connector":
-        settings.update(MERGE_SETTINGS)
+        settings.update(COLD_MERGE_SETTINGS)
     for key, value in settings.items():
         session.conf.set(key, value)
     stager = Stager(session)

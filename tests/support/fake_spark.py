@@ -6,6 +6,7 @@ that moment, and answers each with the rows given (none by default).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,10 +37,21 @@ class FakeConf:
         self.values.pop(key, None)
 
 
+class FakeContext:
+    """A Spark application of its own per stand-in session: what one has run, another has not
+    (``statement_runs``)."""
+
+    _numbers = itertools.count(1)
+
+    def __init__(self) -> None:
+        self.applicationId = f"fake-application-{next(self._numbers)}"  # noqa: N815 - PySpark's name
+
+
 class FakeSession:
     def __init__(
         self, conf: Mapping[str, str] | None = None, rows: Sequence[tuple[Any, ...]] = ()
     ) -> None:
+        self.sparkContext = FakeContext()  # noqa: N815 - PySpark's name
         self.conf = FakeConf(conf)
         self._rows = rows
         self.ran: list[tuple[str, dict[str, object] | None]] = []  # (SQL, bound values)

@@ -47,7 +47,14 @@ from spark_destination.planner.ir import HIGH_MARKER, TableRef
 from spark_destination.runtime.batch.decoders import decoder_for
 from spark_destination.runtime.batch.staging import StagedBatch, Stager, Transport
 from spark_destination.runtime.batch.value_changes import ChangeCount
-from spark_destination.runtime.execute import commits, faults, jvm_time, scan_metrics, transient
+from spark_destination.runtime.execute import (
+    commits,
+    faults,
+    jvm_time,
+    scan_metrics,
+    statement_runs,
+    transient,
+)
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.jvm_time import JvmTime
 from spark_destination.runtime.execute.key_filter import key_filter_args
@@ -211,8 +218,10 @@ class Executor:
             case MergeBatch(view=view, table=table):
                 self._merge_batch(statement, staged[view], table)
             case MergeHistory(view=view, table=table):
-                sql, args = self._history_form(statement, staged.get(view))
-                self._merge_history(table, sql, what=statement.summary, args=args)
+                staged_batch = staged.get(view)
+                sql, args = self._history_form(statement, staged_batch)
+                rows = None if staged_batch is None else staged_batch.rows
+                self._merge_history(table, sql, what=statement.summary, args=args, rows=rows)
             case Refuse():
                 self._refuse(statement, run)
             case CheckStoredValues(table=table):
@@ -406,12 +415,18 @@ class Executor:
             )
 
     def _merge_history(
-        self, table: TableRef, sql: str, *, what: str, args: dict[str, object] | None
+        self,
+        table: TableRef,
+        sql: str,
+        *,
+        what: str,
+        args: dict[str, object] | None,
+        rows: int | None,
     ) -> None:
-        """Run the history MERGE without whole-stage code generation (``MERGE_SETTINGS``) and,
-        when its shuffles have the fewest partitions a request gets (two task slots or fewer),
-        with Iceberg's write distribution ``none``, unless the table has its own
-        ``write.merge.distribution-mode``.
+        """Run the history MERGE with the code generation its runs so far call for
+        (``_merge_settings``) and, when its shuffles have the fewest partitions a request gets
+        (two task slots or fewer), with Iceberg's write distribution ``none``, unless the table
+        has its own ``write.merge.distribution-mode``.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
@@ -422,7 +437,7 @@ class Executor:
         partitions (``session.request_shuffle_partitions``, two per slot), and ``none`` would
         add a data file per partition each commit: there Iceberg's default keeps files sized.
         """
-        settings = dict(MERGE_SETTINGS)
+        settings = self._merge_settings(sql, rows, what=what)
         if (
             MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table)
             and self._shuffle_partitions() <= FEWEST_SHUFFLE_PARTITIONS
@@ -446,8 +461,28 @@ class Executor:
             sql, args = self._key_filtered(
                 statement, batch.keys, statement.sql, Form.FOLDED_KEY_FILTER
             )
-        with self._statement_settings(MERGE_SETTINGS):
+        with self._statement_settings(
+            self._merge_settings(sql, batch.rows, what=statement.summary)
+        ):
             self.sql(sql, what=statement.summary, args=args, scan_of=table)
+
+    def _merge_settings(self, sql: str, rows: int | None, *, what: str) -> dict[str, str]:
+        """What a MERGE runs with: ``COLD_MERGE_SETTINGS`` until this Spark application has run
+        the statement and a small batch of it has switched it to generated code
+        (``statement_runs``); nothing of its own after."""
+        try:
+            application = self._session.sparkContext.applicationId
+        except Exception:  # noqa: BLE001 - not knowing the JVM, run as a cold statement
+            log.debug("no Spark application id", exc_info=True)
+            return dict(COLD_MERGE_SETTINGS)
+        run = statement_runs.RUNS.run(application, sql, rows)
+        if run.switched:
+            log.info(
+                "%s: this statement ran before in this JVM: with whole-stage code generation "
+                "from now on (this run compiles its generated code)",
+                what,
+            )
+        return {} if run.generated else dict(COLD_MERGE_SETTINGS)
 
     @contextlib.contextmanager
     def _statement_settings(self, settings: Mapping[str, str]) -> Iterator[None]:
@@ -704,17 +739,15 @@ MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
 SPARK_DEFAULT_SHUFFLE_PARTITIONS: Final = 200
 # Spark's switch of whole-stage code generation.
 WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
-# What the batch and history MERGEs run with (each unless the operator set it). Whole-stage
-# code generation off: a MERGE's generated classes are its own (they depend on the table's
-# columns), so the first big MERGE of a set of columns in a JVM ran mostly on code HotSpot was
-# still compiling (a fresh server's first 1M-version history MERGE: 14.4-15.2 s, 12.7-13.3 s of
-# it compiling). Without it Spark's operators run their own code, shared by every table and
-# warmed by every MERGE: 11.5-12.3 s with 6.3-7.0 s of compiling. The price: the same 1M write
-# run again and again in one JVM is 8 % (upsert) to 14 % (history batch) slower once warm. In
-# the outside harness's sequence every figure was at least as good without it except the small
-# syncs (p50 +4 %), and twelve tables written in rotation ran as fast (docs/benchmarks.md,
-# issue 33). A merge flush, DDL and maintenance keep Spark's default.
-MERGE_SETTINGS: Final[Mapping[str, str]] = {WHOLE_STAGE_CODEGEN_CONF: "false"}
+# What the batch and history MERGEs run with until they switch to generated code
+# (``statement_runs``; each setting unless the operator set it). Whole-stage code generation
+# off: a MERGE's generated classes are its own (they depend on the table's columns), so the
+# first big MERGE of a set of columns in a JVM ran mostly on code HotSpot was still compiling (a
+# fresh server's first 1M-version history MERGE: 14.4-15.2 s, 12.7-13.3 s of it compiling).
+# Without it Spark's operators run their own code, shared by every table and warmed by every
+# MERGE: 11.5-12.3 s with 6.3-7.0 s of compiling. Once warm, the same writes run 10-14 % faster
+# with it (docs/benchmarks.md, issue 33). A merge flush, DDL and maintenance keep Spark's default.
+COLD_MERGE_SETTINGS: Final[Mapping[str, str]] = {WHOLE_STAGE_CODEGEN_CONF: "false"}
 # Iceberg's session-level switch of its vectorized Parquet reader, and the first format
 # version whose tables a MERGE scans without it (``Executor._scan_reads``).
 VECTORIZATION_CONF = "spark.sql.iceberg.vectorization.enabled"

@@ -1,0 +1,75 @@
+"""Which MERGE statements this Spark application has run, and which of them run with Spark's
+generated code (whole-stage code generation).
+
+A MERGE's whole-stage generated classes are its own (they depend on its plan and the table's
+columns), so the first runs of a statement in a JVM execute them while HotSpot is still
+compiling them; without generated code, Spark's operators run their own code, which every
+earlier statement has warmed. Once a statement has been run, the trade turns: the same write
+runs 10-14 % faster with generated code (docs/benchmarks.md, issue 33, sixteenth session). The
+run that first generates a statement's classes pays for compiling them in proportion to the rows
+it processes (1M rows: 1.6-2.9 s more; a 120-row sync: nothing measurable), so a statement
+switches on a small run only, and keeps generated code from then on, whatever the size.
+
+Statements are known by a digest of their text (the text holds no row values: they are bound
+to parameter markers), per Spark application (a new JVM has compiled nothing), at most
+``TRACKED_STATEMENTS`` of them, the least recently run forgotten first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of a statement: whether it runs with generated code, and whether it is the run
+    that turned it on."""
+
+    generated: bool
+    switched: bool
+
+
+class StatementRuns:
+    """The statements one process's Spark application has run (thread-safe: requests on
+    different tables run side by side)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = TRACKED_STATEMENTS if limit is None else limit
+        self._lock = threading.Lock()
+        self._application: str | None = None
+        # digest -> (runs so far, runs with generated code)
+        self._runs: OrderedDict[bytes, tuple[int, bool]] = OrderedDict()
+
+    def run(self, application: str, text: str, rows: int | None) -> Run:
+        """Count a run of ``text`` by ``application`` processing ``rows`` (None: not known, as
+        for a big batch); how it runs. Generated code from the first run of at most
+        ``SWITCH_ROWS`` rows after ``COLD_RUNS`` runs without it."""
+        digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        with self._lock:
+            if application != self._application:
+                self._application = application
+                self._runs.clear()
+            runs, generated = self._runs.pop(digest, (0, False))
+            switched = (
+                not generated and runs >= COLD_RUNS and rows is not None and rows <= SWITCH_ROWS
+            )
+            generated = generated or switched
+            self._runs[digest] = (runs + 1, generated)
+            while len(self._runs) > self._limit:
+                self._runs.popitem(last=False)
+            return Run(generated=generated, switched=switched)
+
+
+# Runs of a statement without generated code before it may switch: a statement run once (a
+# one-off load, a migration's copy) never pays for generating classes it will not run again.
+COLD_RUNS: Final = 1
+# The most rows a run may process to be the one that switches a statement to generated code.
+SWITCH_ROWS: Final = 100_000
+# Statements remembered per application (digests of 16 bytes).
+TRACKED_STATEMENTS: Final = 4096
+# The process's Spark application's statements (one SparkContext per process).
+RUNS: Final = StatementRuns()
