@@ -461,9 +461,8 @@ class Executor:
             sql, args = self._key_filtered(
                 statement, batch.keys, statement.sql, Form.FOLDED_KEY_FILTER
             )
-        with self._statement_settings(
-            self._merge_settings(sql, batch.rows, what=statement.summary)
-        ):
+        settings = self._merge_settings(sql, batch.rows, what=statement.summary)
+        with self._statement_settings(settings):
             self.sql(sql, what=statement.summary, args=args, scan_of=table)
 
     def _merge_settings(self, sql: str, rows: int | None, *, what: str) -> dict[str, str]:
