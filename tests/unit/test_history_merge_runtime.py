@@ -1,6 +1,7 @@
 """The executor runs the history MERGE with Iceberg's write distribution mode ``none`` (when its
-shuffles have few partitions) and without Spark's whole-stage code generation, only for that
-statement, each unless the operator (or, for the distribution, the table) chose otherwise."""
+shuffles have few partitions) and without Spark's whole-stage code generation (until a small
+batch of it switches it: tests/unit/test_statement_runs.py), only for that statement, each
+unless the operator (or, for the distribution, the table) chose otherwise."""
 
 from __future__ import annotations
 

@@ -5,10 +5,11 @@ A MERGE's whole-stage generated classes are its own (they depend on its plan and
 columns), so the first runs of a statement in a JVM execute them while HotSpot is still
 compiling them; without generated code, Spark's operators run their own code, which every
 earlier statement has warmed. Once a statement has been run, the trade turns: the same write
-runs 10-14 % faster with generated code (docs/benchmarks.md, issue 33, sixteenth session). The
-run that first generates a statement's classes pays for compiling them in proportion to the rows
-it processes (1M rows: 1.6-2.9 s more; a 120-row sync: nothing measurable), so a statement
-switches on a small run only, and keeps generated code from then on, whatever the size.
+runs 10-14 % faster with generated code (docs/benchmarks.md, issue 33: fourth and sixteenth
+sessions). The run that first generates a statement's classes pays for compiling them in
+proportion to the rows it processes (1M rows: 1.6-2.9 s more; a 120-row sync: nothing
+measurable), so a statement switches on a small run only, and keeps generated code from then
+on, whatever the size.
 
 Statements are known by a digest of their text (the text holds no row values: they are bound
 to parameter markers), per Spark application (a new JVM has compiled nothing), at most
@@ -41,7 +42,7 @@ class StatementRuns:
         self._limit = TRACKED_STATEMENTS if limit is None else limit
         self._lock = threading.Lock()
         self._application: str | None = None
-        # digest -> (runs so far, runs with generated code)
+        # digest -> (runs so far, whether it switched to generated code)
         self._runs: OrderedDict[bytes, tuple[int, bool]] = OrderedDict()
 
     def run(self, application: str, text: str, rows: int | None) -> Run:
