@@ -14,7 +14,7 @@ not shown.
 
 Both ways the statement runs: ``--codegen connector`` (default) as the runtime runs a big
 batch of a statement that has not switched to generated code (whole-stage code generation off,
-``executor.COLD_MERGE_SETTINGS``; ``statement_runs``), ``--codegen on`` as the floor in
+``statement_runs.COLD_MERGE_SETTINGS``), ``--codegen on`` as the floor in
 ``bench.py`` and ``out_of_process.py`` runs it, and the runtime once the statement switched.
 Both with Iceberg's write distribution ``none``, as the runtime sets it for a history MERGE.
 
@@ -44,10 +44,10 @@ from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import MergeHistoryOp, StageBatchOp
 from spark_destination.runtime.batch.staging import Stager
 from spark_destination.runtime.execute.executor import (
-    COLD_MERGE_SETTINGS,
     DISTRIBUTION_MODE_CONF,
     Executor,
 )
+from spark_destination.runtime.execute.statement_runs import COLD_MERGE_SETTINGS
 
 MIB = 2**20
 

@@ -13,9 +13,9 @@ import pytest
 
 from spark_destination.runtime.execute.executor import (
     DISTRIBUTION_MODE_CONF,
-    WHOLE_STAGE_CODEGEN_CONF,
     Executor,
 )
+from spark_destination.runtime.execute.statement_runs import WHOLE_STAGE_CODEGEN_CONF
 from tests.spark.test_history_grpc import TMAX, history_columns, ok, write_history
 from tests.support.destination import Destination, Lake, column
 

@@ -17,9 +17,9 @@ from spark_destination.runtime.execute import executor as executor_module
 from spark_destination.runtime.execute.executor import (
     DISTRIBUTION_MODE_CONF,
     MERGE_DISTRIBUTION_MODE_PROPERTY,
-    WHOLE_STAGE_CODEGEN_CONF,
     Executor,
 )
+from spark_destination.runtime.execute.statement_runs import WHOLE_STAGE_CODEGEN_CONF
 from spark_destination.runtime.execute.table_loader import CatalogTable
 from spark_destination.runtime.spark.session import SHUFFLE_PARTITIONS_CONF
 from tests.support.fake_spark import FakeSession

@@ -424,9 +424,9 @@ class Executor:
         rows: int | None,
     ) -> None:
         """Run the history MERGE with the code generation its runs so far call for
-        (``_merge_settings``) and, when its shuffles have the fewest partitions a request gets
-        (two task slots or fewer), with Iceberg's write distribution ``none``, unless the table
-        has its own ``write.merge.distribution-mode``.
+        (``statement_runs.merge_settings``) and, when its shuffles have the fewest partitions a
+        request gets (two task slots or fewer), with Iceberg's write distribution ``none``,
+        unless the table has its own ``write.merge.distribution-mode``.
 
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
@@ -437,7 +437,7 @@ class Executor:
         partitions (``session.request_shuffle_partitions``, two per slot), and ``none`` would
         add a data file per partition each commit: there Iceberg's default keeps files sized.
         """
-        settings = self._merge_settings(sql, rows, what=what)
+        settings = statement_runs.merge_settings(self._session, sql, rows, what=what)
         if (
             MERGE_DISTRIBUTION_MODE_PROPERTY not in self._properties(table)
             and self._shuffle_partitions() <= FEWEST_SHUFFLE_PARTITIONS
@@ -461,27 +461,11 @@ class Executor:
             sql, args = self._key_filtered(
                 statement, batch.keys, statement.sql, Form.FOLDED_KEY_FILTER
             )
-        settings = self._merge_settings(sql, batch.rows, what=statement.summary)
+        settings = statement_runs.merge_settings(
+            self._session, sql, batch.rows, what=statement.summary
+        )
         with self._statement_settings(settings):
             self.sql(sql, what=statement.summary, args=args, scan_of=table)
-
-    def _merge_settings(self, sql: str, rows: int | None, *, what: str) -> dict[str, str]:
-        """What a MERGE runs with: ``COLD_MERGE_SETTINGS`` until this Spark application has run
-        the statement and a small batch of it has switched it to generated code
-        (``statement_runs``); nothing of its own after."""
-        try:
-            application = self._session.sparkContext.applicationId
-        except Exception:  # noqa: BLE001 - not knowing the JVM, run as a cold statement
-            log.debug("no Spark application id", exc_info=True)
-            return dict(COLD_MERGE_SETTINGS)
-        run = statement_runs.RUNS.run(application, sql, rows)
-        if run.switched:
-            log.info(
-                "%s: this statement ran before in this JVM: with whole-stage code generation "
-                "from now on (this run compiles its generated code)",
-                what,
-            )
-        return {} if run.generated else dict(COLD_MERGE_SETTINGS)
 
     @contextlib.contextmanager
     def _statement_settings(self, settings: Mapping[str, str]) -> Iterator[None]:
@@ -736,17 +720,6 @@ DISTRIBUTION_MODE_CONF = "spark.sql.iceberg.distribution-mode"
 MERGE_DISTRIBUTION_MODE_PROPERTY = "write.merge.distribution-mode"
 # Spark's ``spark.sql.shuffle.partitions`` when a session does not set it.
 SPARK_DEFAULT_SHUFFLE_PARTITIONS: Final = 200
-# Spark's switch of whole-stage code generation.
-WHOLE_STAGE_CODEGEN_CONF = "spark.sql.codegen.wholeStage"
-# What the batch and history MERGEs run with until they switch to generated code
-# (``statement_runs``; each setting unless the operator set it). Whole-stage code generation
-# off: a MERGE's generated classes are its own (they depend on the table's columns), so the
-# first big MERGE of a set of columns in a JVM ran mostly on code HotSpot was still compiling (a
-# fresh server's first 1M-version history MERGE: 14.4-15.2 s, 12.7-13.3 s of it compiling).
-# Without it Spark's operators run their own code, shared by every table and warmed by every
-# MERGE: 11.5-12.3 s with 6.3-7.0 s of compiling. Once warm, the same writes run 10-14 % faster
-# with it (docs/benchmarks.md, issue 33). A merge flush, DDL and maintenance keep Spark's default.
-COLD_MERGE_SETTINGS: Final[Mapping[str, str]] = {WHOLE_STAGE_CODEGEN_CONF: "false"}
 # Iceberg's session-level switch of its vectorized Parquet reader, and the first format
 # version whose tables a MERGE scans without it (``Executor._scan_reads``).
 VECTORIZATION_CONF = "spark.sql.iceberg.vectorization.enabled"
