@@ -4,11 +4,12 @@
 # Both write modes: the Spark tests run with merge mode as the server's default, then again
 # with deferred mode as the default (SPARK_DESTINATION_WRITE_MODE=deferred, see
 # tests/spark/conftest.py), so that both modes pass the whole suite on every run. The second
-# pass runs only the tests the server's default mode reaches: it leaves out those that set
-# their modes (they ran in both in the first pass) or run servers of their own (marker
-# one_write_mode), and the Hive metastore variants (``-k "not hive"``): the catalog does not
-# change which steps a request takes, and the metastore's own deferred tests (test_hive_catalog)
-# ran in the first pass. CI (.ci/run) runs this script and must stay under 45 minutes.
+# pass runs only the tests the server's default mode reaches: it leaves out those that never
+# reach the shared server, set their modes (they ran in both in the first pass) or run servers
+# of their own (marker one_write_mode), and the Hive metastore and REST catalog variants: the
+# catalog does not change which steps a request takes, and each catalog's own deferred tests
+# ran in the first pass (pytest_collection_modifyitems). CI (.ci/run) runs this script and must
+# stay under 45 minutes.
 #
 # scripts/test.sh --deferred [pytest args]: only the Spark tests, deferred mode the default.
 set -euo pipefail
@@ -26,4 +27,4 @@ fi
 # End-to-end tests on one shared local Spark session.
 .venv/bin/python -m pytest -m spark -q "$@"
 # The whole Spark suite again, deferred mode the default (see the top).
-SPARK_DESTINATION_WRITE_MODE=deferred .venv/bin/python -m pytest -m spark -k "not hive" -q "$@"
+SPARK_DESTINATION_WRITE_MODE=deferred .venv/bin/python -m pytest -m spark -q "$@"

@@ -77,19 +77,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the deferred pass (``SPARK_DESTINATION_WRITE_MODE=deferred``), leave out the tests
-    the server's default write mode does not reach, which would only run a second time as
-    they ran in the first pass: those whose ``dest`` is parametrized with a mode (both ran
-    there) and modules marked ``one_write_mode`` (they set their modes, or run servers of
-    their own). Kept: every test whose requests take the server's default."""
+    """In the deferred pass (``SPARK_DESTINATION_WRITE_MODE=deferred``), keep only the tests
+    the server's default write mode reaches; the others would only run a second time as they
+    ran in the first pass. Left out: tests that never reach the shared server (its ``engine``
+    is not among their fixtures: they run Spark directly, or processes of their own), those
+    whose ``dest`` is parametrized with a mode (both ran there), modules marked
+    ``one_write_mode`` (they set their modes, or run servers of their own), and the variants
+    on a catalog other than the run's (``catalog_kind``): the catalog does not change which
+    steps a request takes, and each catalog's own deferred-mode tests (test_hive_catalog,
+    test_rest_catalog) set the mode, so they ran in the first pass."""
     if WRITE_MODE == "merge":
         return
     kept: list[pytest.Item] = []
     left_out: list[pytest.Item] = []
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        moded = callspec is not None and "dest" in callspec.params
-        (left_out if moded or item.get_closest_marker("one_write_mode") else kept).append(item)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        reached = (
+            "engine" in getattr(item, "fixturenames", ())
+            and "dest" not in params
+            and params.get("catalog_kind", CATALOG) == CATALOG
+            and item.get_closest_marker("one_write_mode") is None
+        )
+        (kept if reached else left_out).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept

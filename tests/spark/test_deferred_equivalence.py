@@ -64,7 +64,7 @@ from tests.support.destination import NULL, UNMOD, Lake, mode_configuration
 # One write mode is enough: it sets both modes itself.
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
-EXAMPLES = int(os.environ.get("SPARK_DESTINATION_DEFERRED_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("SPARK_DESTINATION_DEFERRED_EXAMPLES", "5"))
 PARAMS = FileParams(
     compression=Compression.OFF,
     encryption=Encryption.NONE,
