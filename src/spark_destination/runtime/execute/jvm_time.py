@@ -11,8 +11,11 @@ machine with few cores competes with Spark's task threads, so it is not CPU time
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from spark_destination.runtime.spark.java_values import java_list
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,11 +35,39 @@ class JvmTime:
         return f"JVM compiling {self.compiling_ms / 1000:.2f} s, GC {self.gc_ms / 1000:.2f} s"
 
 
+@dataclass(frozen=True, slots=True)
+class _Beans:
+    """One JVM's management beans: the compiler's, and one per garbage collector (G1: young
+    and old)."""
+
+    compilation: Any
+    collectors: tuple[Any, ...]
+
+
+# Each JVM's beans, by its SparkContext (a new JVM has a new one). Looked up once: finding
+# them through py4j (the factory's class by name, the collectors' list iterated to the
+# exception that ends py4j's iteration) took ~22 ms a read, and every step reads twice; a
+# read of the beans takes ~0.2 ms (docs/benchmarks.md, issue 33, seventeenth session).
+_BEANS: weakref.WeakKeyDictionary[Any, _Beans] = weakref.WeakKeyDictionary()
+
+
 def read(session: SparkSession) -> JvmTime:
     """The driver JVM's totals (a local driver's: in a cluster, not the executors')."""
-    live: Any = session
-    factory = live._jvm.java.lang.management.ManagementFactory
-    compiling = int(factory.getCompilationMXBean().getTotalCompilationTime())
-    # One bean per collector (G1: young and old); -1 means the collector does not say.
-    gc = sum(max(int(bean.getCollectionTime()), 0) for bean in factory.getGarbageCollectorMXBeans())
+    beans = _beans(session)
+    compiling = int(beans.compilation.getTotalCompilationTime())
+    # -1 means the collector does not say.
+    gc = sum(max(int(bean.getCollectionTime()), 0) for bean in beans.collectors)
     return JvmTime(compiling_ms=compiling, gc_ms=gc)
+
+
+def _beans(session: SparkSession) -> _Beans:
+    context: Any = session.sparkContext
+    beans = _BEANS.get(context)
+    if beans is None:
+        factory = context._jvm.java.lang.management.ManagementFactory
+        beans = _Beans(
+            compilation=factory.getCompilationMXBean(),
+            collectors=tuple(java_list(factory.getGarbageCollectorMXBeans())),
+        )
+        _BEANS[context] = beans
+    return beans

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import ICEBERG_SPARK_TABLE, spark_table
+from spark_destination.runtime.spark.java_values import java_list, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,12 +36,13 @@ def stored_layout(session: SparkSession, table: TableRef) -> StoredLayout | None
     iceberg = loaded.table()
     schema = iceberg.schema()
     sort_by = tuple(
-        str(schema.findColumnName(field.sourceId())) for field in iceberg.sortOrder().fields()
+        str(schema.findColumnName(field.sourceId()))
+        for field in java_list(iceberg.sortOrder().fields())
     )
     bucket = None
-    for field in iceberg.spec().fields():
+    for field in java_list(iceberg.spec().fields()):
         match = _BUCKET.fullmatch(str(field.transform().toString()))
         if match:
             bucket = (str(schema.findColumnName(field.sourceId())), int(match.group(1)))
-    properties = {str(k): str(v) for k, v in dict(loaded.properties()).items()}
+    properties = java_map(loaded.properties())
     return StoredLayout(properties=properties, sort_by=sort_by, bucket=bucket)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from spark_destination.core.errors import ExecutionError
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.spark.java_values import java_list, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,12 +60,12 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
         loaded = spark_table(session, table)
         if loaded is None:
             return None
-        properties = {str(k): str(v) for k, v in dict(loaded.properties()).items()}
+        properties = java_map(loaded.properties())
         # Spark's own JSON form of the schema: typed fields, not display text.
         schema = StructType.fromJson(json.loads(loaded.schema().json()))
         identifier_fields: tuple[str, ...] = ()
         if loaded.getClass().getName() == ICEBERG_SPARK_TABLE:
-            names = loaded.table().schema().identifierFieldNames()
+            names = java_list(loaded.table().schema().identifierFieldNames())
             identifier_fields = tuple(sorted(str(n) for n in names))
     except (Py4JError, PySparkException) as exc:
         raise ExecutionError(
