@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
+from spark_destination.runtime.spark.java_values import java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -237,9 +238,9 @@ def summaries(table: Any) -> dict[int, dict[str, str]]:
     """Each live snapshot's id and the destination's entries of its summary."""
     found: dict[int, dict[str, str]] = {}
     for snapshot in table.snapshots():
-        summary = snapshot.summary()
+        summary = java_map(snapshot.summary())
         found[int(snapshot.snapshotId())] = {
-            str(k): str(v) for k, v in dict(summary).items() if str(k).startswith(SUMMARY_PREFIX)
+            k: v for k, v in summary.items() if k.startswith(SUMMARY_PREFIX)
         }
     return found
 
