@@ -36,6 +36,9 @@ class FakeConf:
     def unset(self, key: str) -> None:
         self.values.pop(key, None)
 
+    def getAll(self) -> list[tuple[str, str]]:  # noqa: N802 - PySpark's name
+        return list(self.values.items())
+
 
 class FakeContext:
     """A Spark application of its own per stand-in session: what one has run, another has not
@@ -43,8 +46,13 @@ class FakeContext:
 
     _numbers = itertools.count(1)
 
-    def __init__(self) -> None:
+    def __init__(self, startup: Mapping[str, str] | None = None) -> None:
         self.applicationId = f"fake-application-{next(self._numbers)}"  # noqa: N815 - PySpark's name
+        self._startup = FakeConf(startup)
+
+    def getConf(self) -> FakeConf:  # noqa: N802 - PySpark's name
+        """The application's start-up settings (a copy, as PySpark's)."""
+        return FakeConf(self._startup.values)
 
 
 class FakeSession:

@@ -196,14 +196,12 @@ def test_a_frozen_program_finds_the_jars_it_carries(
 def test_a_running_session_without_the_client_refuses_a_rest_catalog() -> None:
     """A request naming a REST catalog on a JVM started without the client jar: refused with
     how to install it, before Spark would fail on a missing class."""
-    from types import SimpleNamespace
-
     from spark_destination.runtime.spark.catalogs import CatalogSpec
-    from tests.support.fake_spark import FakeConf, FakeSession
+    from tests.support.fake_spark import FakeContext, FakeSession
 
     def live(jars: str) -> FakeSession:
         fake = FakeSession()
-        fake.sparkContext = SimpleNamespace(getConf=lambda: FakeConf({"spark.jars": jars}))  # type: ignore[attr-defined]
+        fake.sparkContext = FakeContext({"spark.jars": jars})
         return fake
 
     spec = CatalogSpec(name="rst", type=CatalogType.REST, uri="http://catalog.example")

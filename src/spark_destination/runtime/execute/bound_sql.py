@@ -18,6 +18,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from spark_destination.runtime.spark.java_values import java_class
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -29,13 +31,13 @@ def bound_sql(session: SparkSession, text: str, args: Mapping[str, object]) -> D
     from pyspark.sql import DataFrame
 
     live: Any = session  # the JVM handles PySpark keeps private
-    jvm = live._jvm
-    values = jvm.java.util.HashMap()
+    values = java_class(session, "java.util.HashMap")()
     for name, value in args.items():
         if isinstance(value, dt.datetime):
             raise TypeError(f"parameter {name!r}: timestamps are not bound (time zone)")
         if isinstance(value, dt.date):
-            values.put(name, jvm.java.time.LocalDate.of(value.year, value.month, value.day))
+            day = java_class(session, "java.time.LocalDate").of(value.year, value.month, value.day)
+            values.put(name, day)
         else:
             values.put(name, value)
     return DataFrame(live._jsparkSession.sql(text, values), session)

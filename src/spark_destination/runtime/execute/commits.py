@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
-from spark_destination.runtime.spark.java_values import java_map
+from spark_destination.runtime.spark.java_values import java_class, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -119,13 +119,11 @@ def commit_properties(session: SparkSession, entries: Mapping[str, str]) -> Iter
     """Iceberg writes ``entries`` into the summary of every snapshot this thread commits in
     the body (Spark writes only: metadata-only commits have no summary)."""
     try:
-        jvm = session.sparkContext._jvm
-        assert jvm is not None
         local = _thread_local(session)
-        java_map = jvm.java.util.HashMap()
+        summary = java_class(session, "java.util.HashMap")()
         for key, value in entries.items():
-            java_map.put(key, value)
-        local.set(java_map)
+            summary.put(key, value)
+        local.set(summary)
     except Exception as exc:  # noqa: BLE001 - the commit runs; only its summary is poorer
         _warn_once(f"commits carry no request identity ({type(exc).__name__})")
         yield
@@ -133,7 +131,7 @@ def commit_properties(session: SparkSession, entries: Mapping[str, str]) -> Iter
     try:
         yield
     finally:
-        local.set(jvm.java.util.HashMap())
+        local.set(java_class(session, "java.util.HashMap")())
 
 
 _warned: set[str] = set()

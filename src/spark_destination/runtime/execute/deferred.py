@@ -51,6 +51,7 @@ from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table
+from spark_destination.runtime.spark.java_values import java_class
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -200,15 +201,14 @@ def pending_tables(
     in ``schema`` or in every schema of ``catalog``, sorted."""
     plugin = catalog_plugin(session, catalog)
     gateway = session.sparkContext._gateway
-    jvm = session.sparkContext._jvm
-    assert gateway is not None and jvm is not None
+    assert gateway is not None
     if schema is None:
         schemas = [str(ns[0]) for ns in plugin.listNamespaces() if len(ns) == 1]
     else:
         schemas = [schema]
     found: list[tuple[str, str]] = []
     for name in schemas:
-        namespace = gateway.new_array(jvm.java.lang.String, 1)
+        namespace = gateway.new_array(java_class(session, "java.lang.String"), 1)
         namespace[0] = name
         for ident in plugin.listTables(namespace):
             table = str(ident.name())

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from spark_destination.runtime.spark.java_values import java_class, scala_list
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -67,8 +69,8 @@ def target_scans(frame: DataFrame, table: str) -> ScanMetrics | None:
     plan: Any = frame._jdf.queryExecution().executedPlan()
     totals = dict.fromkeys(_METRICS, 0)
     found = False
-    for node in _nodes(plan):
-        if node.getClass().getSimpleName() != _BATCH_SCAN or str(node.table().name()) != table:
+    for node in _batch_scans(frame.sparkSession, plan):
+        if str(node.table().name()) != table:
             continue
         found = True
         metrics = node.metrics()
@@ -78,28 +80,38 @@ def target_scans(frame: DataFrame, table: str) -> ScanMetrics | None:
     return ScanMetrics(table=table, **totals) if found else None
 
 
-def _nodes(node: Any) -> Iterator[Any]:
-    yield node
-    name = node.getClass().getSimpleName()
-    if name == _COMMAND_RESULT:
-        yield from _nodes(node.commandPhysicalPlan())
-    elif name == _ADAPTIVE:
-        yield from _nodes(node.executedPlan())
-    elif name.endswith(_QUERY_STAGE_SUFFIX):
-        yield from _nodes(node.plan())
-    children = node.children().iterator()
-    while children.hasNext():
-        yield from _nodes(children.next())
-    # Scalar and IN subqueries run as separate plans under their expressions.
-    subqueries = node.subqueries().iterator()
-    while subqueries.hasNext():
-        yield from _nodes(subqueries.next())
+def _batch_scans(session: SparkSession, root: Any) -> Iterator[Any]:
+    """The scan nodes in ``root``'s plan and in every plan it holds.
+
+    A scan is a leaf, so each plan is asked for its leaves and for its subqueries (scalar and
+    IN subqueries run as plans of their own under expressions; nested ones included) in a few
+    calls, and only the leaves that hold a plan of their own (a command's, an adaptive plan's,
+    a query stage's) are opened. Visiting every node, several py4j round trips each, took
+    ~30 ms a small MERGE (docs/benchmarks.md, issue 33, eighteenth session).
+    """
+    # (plan, whether its subqueries are still to be found: a subquery's own nested ones were
+    # found with it, among the holding plan's)
+    pending: list[tuple[Any, bool]] = [(root, True)]
+    while pending:
+        plan, find_subqueries = pending.pop()
+        if find_subqueries:
+            pending.extend((s, False) for s in scala_list(session, plan.subqueriesAll()))
+        for leaf in scala_list(session, plan.collectLeaves()):
+            name = leaf.getClass().getSimpleName()
+            if name == _BATCH_SCAN:
+                yield leaf
+            elif name == _COMMAND_RESULT:
+                pending.append((leaf.commandPhysicalPlan(), True))
+            elif name == _ADAPTIVE:
+                pending.append((leaf.executedPlan(), True))
+            elif name.endswith(_QUERY_STAGE_SUFFIX):
+                pending.append((leaf.plan(), True))
 
 
 def bytes_read(session: SparkSession, scheme: str) -> int | None:
     """The process's Hadoop file-system counter of bytes read for ``scheme`` (None: unknown)."""
-    live: Any = session
-    statistics = live._jvm.org.apache.hadoop.fs.FileSystem.getGlobalStorageStatistics().get(scheme)
+    file_system = java_class(session, "org.apache.hadoop.fs.FileSystem")
+    statistics = file_system.getGlobalStorageStatistics().get(scheme)
     if statistics is None:
         return None
     value = statistics.getLong("bytesRead")

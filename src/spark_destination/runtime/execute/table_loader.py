@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from spark_destination.core.errors import ExecutionError
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.spark_errors import describe_spark_error
-from spark_destination.runtime.spark.java_values import java_list, java_map
+from spark_destination.runtime.spark.java_values import java_class, java_list, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -97,22 +97,20 @@ def spark_table(session: SparkSession, table: TableRef) -> Any:
 
 def catalog_plugin(session: SparkSession, name: str) -> Any:
     """The session's Java catalog plugin called ``name``."""
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
     jsession = session._jsparkSession
     # Spark's CatalogManager resolves catalog settings through the *thread's* active session
     # (SQLConf.get): from a gRPC worker thread that is not this request's session, and the
     # catalog would be "not defined". PySpark pins each Python thread to one JVM thread.
-    jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
+    java_class(session, "org.apache.spark.sql.SparkSession").setActiveSession(jsession)
     return jsession.sessionState().catalogManager().catalog(name)
 
 
 def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any, Any]:
-    jvm = session.sparkContext._jvm
     gateway = session.sparkContext._gateway
-    assert jvm is not None and gateway is not None
+    assert gateway is not None
     catalog = catalog_plugin(session, table.catalog)
-    namespace = gateway.new_array(jvm.java.lang.String, 1)
+    namespace = gateway.new_array(java_class(session, "java.lang.String"), 1)
     namespace[0] = table.schema
-    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table.name)
+    identifier = java_class(session, "org.apache.spark.sql.connector.catalog.Identifier")
+    ident = identifier.of(namespace, table.name)
     return catalog, ident

@@ -12,6 +12,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from spark_destination.runtime.spark.java_values import java_class
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -28,9 +30,8 @@ def alive(session: SparkSession) -> bool:
     if context._jsc is None:  # stopped
         return False
     try:
-        jvm = context._jvm
-        assert jvm is not None
-        jvm.java.lang.System.nanoTime()
+        assert context._jvm is not None
+        java_class(session, "java.lang.System").nanoTime()
     except (Py4JError, OSError, AssertionError):
         return False
     return True

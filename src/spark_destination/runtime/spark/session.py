@@ -16,8 +16,12 @@ import os
 import re
 import shutil
 import sys
+import threading
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from spark_destination.core.config import CatalogType, DestinationConfig, JarSource
@@ -39,7 +43,7 @@ from spark_destination.runtime.spark.rest_client import (
 )
 
 if TYPE_CHECKING:
-    from pyspark import SparkConf
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 
@@ -55,6 +59,11 @@ _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
 _DEFAULT: Final = DestinationConfig()
+# Each running JVM's start-up settings, by its SparkContext (a new JVM has a new one).
+_STARTUP_CONF: weakref.WeakKeyDictionary[SparkContext, Mapping[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+_STARTUP_CONF_GUARD = threading.Lock()
 # The fewest shuffle partitions a request runs with: a request on two task slots or fewer
 # (``request_shuffle_partitions``).
 FEWEST_SHUFFLE_PARTITIONS: Final = 4
@@ -483,10 +492,24 @@ def register_catalog(
         session.conf.set(key, value)
 
 
+def startup_conf(session: SparkSession) -> Mapping[str, str]:
+    """The running JVM's start-up settings (its SparkConf), read once per JVM: they cannot
+    change while it runs, and a read through py4j (a round trip per setting) took ~11 ms,
+    on every request (docs/benchmarks.md, issue 33, eighteenth session)."""
+    context = session.sparkContext
+    with _STARTUP_CONF_GUARD:
+        conf = _STARTUP_CONF.get(context)
+    if conf is None:
+        conf = MappingProxyType(dict(context.getConf().getAll()))
+        with _STARTUP_CONF_GUARD:
+            _STARTUP_CONF[context] = conf
+    return conf
+
+
 def has_rest_client(session: SparkSession) -> bool:
     """Whether the live JVM can run Iceberg's REST client: the official runtime from Maven
     (which shades its HTTP client), or the bundled one with the relocated HttpClient jar."""
-    conf = session.sparkContext.getConf()
+    conf = startup_conf(session)
     if _live_jar_source(conf).startswith(JarSource.MAVEN.value):
         return True
     pattern = f"{HTTP_CLIENT_JAR.stem}-*.jar"
@@ -523,7 +546,7 @@ def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
             session.conf.set(key, value)
 
 
-def _live_jar_source(conf: SparkConf) -> str:
+def _live_jar_source(conf: Mapping[str, str]) -> str:
     for coordinate in (conf.get("spark.jars.packages") or "").split(","):
         if coordinate.strip().startswith(ICEBERG_MAVEN_ARTIFACT + ":"):
             return f"{JarSource.MAVEN.value} ({coordinate.strip()})"
@@ -546,7 +569,7 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
     catalog's warehouse is fixed once the catalog is first used. Runtime settings (shuffle
     partitions, extra SQL settings) are not compared: they can be set on the live session.
     """
-    conf = session.sparkContext.getConf()
+    conf = startup_conf(session)
     problems: list[str] = []
     live_master = session.sparkContext.master or ""
     if live_master.strip() != settings.master.strip():
