@@ -291,6 +291,26 @@ def test_a_key_changed_in_place_takes_the_configured_write_order() -> None:
     assert delta_plan == key_change  # Delta keeps no write order
 
 
+def test_a_key_set_on_the_table_just_created_sets_no_second_write_order() -> None:
+    """CreateTable (and a Migrate copy) creates the table, then sets its key: the CREATE's own
+    write order is the key's, so the key step adds none (each ALTER is an Iceberg commit). A
+    key set on a table that exists already (a retried Migrate copy: the attempt that created it
+    may have stopped before its order) keeps its write order."""
+    create = CreateTableOp(table=TABLE, columns=ORDERS, properties=())
+    key = SetPrimaryKeyOp(table=TABLE, columns=("id", "region"))
+    for layout in ({}, {"table_layout": "plain"}):
+        layout_of = parse_config(layout).layout_of
+        created = with_layouts(Plan(ops=(create, key)), layout_of, SPARK_ICEBERG)
+        statements = [s.sql for op in created.ops for s in render(op, SPARK_ICEBERG)]
+        orders = [sql for sql in statements if sql.startswith("ALTER TABLE") and " WRITE " in sql]
+        assert len(orders) == (1 if layout == {} else 0), orders
+        assert any("SET IDENTIFIER FIELDS" in sql for sql in statements)
+    retried = with_layouts(Plan(ops=(key,)), parse_config({}).layout_of, SPARK_ICEBERG)
+    assert retried.ops == (
+        SetPrimaryKeyOp(table=TABLE, columns=key.columns, write_order=key.columns),
+    )
+
+
 def test_delta_tables_are_never_given_a_layout() -> None:
     """What the set_layout golden of Delta says: no layout is planned for Delta (a CREATE
     keeps none, maintenance of a table whose layout differs plans OPTIMIZE and VACUUM only)."""

@@ -106,8 +106,26 @@ def with_layouts(plan: ir.Plan, layout_of: LayoutOf | None, target: Target) -> i
     key, so this one pass covers every planner."""
     if layout_of is None or not target.lays_out_tables:
         return plan
-    ops = tuple(_laid_out(op, layout_of) for op in plan.ops)
-    return replace(plan, ops=ops)
+    ops: list[ir.Op] = []
+    for op in plan.ops:
+        ops.append(_without_repeated_order(ops[-1] if ops else None, _laid_out(op, layout_of)))
+    return replace(plan, ops=tuple(ops))
+
+
+def _without_repeated_order(previous: ir.Op | None, op: ir.Op) -> ir.Op:
+    """``op`` without the write order when it sets a key on the table created just before with
+    that order (CreateTable's key, a Migrate copy's): setting it again is one more Iceberg
+    commit. A key set on a table an earlier attempt created keeps its order: that attempt may
+    have stopped before setting it."""
+    if (
+        isinstance(previous, ir.CreateTableOp)
+        and isinstance(op, ir.SetPrimaryKeyOp)
+        and previous.layout is not None
+        and previous.table == op.table
+        and previous.layout.sort_by == op.write_order
+    ):
+        return replace(op, write_order=None)
+    return op
 
 
 def _laid_out(op: ir.Op, layout_of: LayoutOf) -> ir.Op:
