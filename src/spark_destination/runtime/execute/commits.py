@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
-from spark_destination.runtime.spark.java_values import java_class, java_map
+from spark_destination.runtime.spark.java_values import java_class, java_list, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -235,7 +235,7 @@ def _folding(summary: Any, request_id: str) -> DeleteFolding | None:
 def summaries(table: Any) -> dict[int, dict[str, str]]:
     """Each live snapshot's id and the destination's entries of its summary."""
     found: dict[int, dict[str, str]] = {}
-    for snapshot in table.snapshots():
+    for snapshot in java_list(table.snapshots()):
         summary = java_map(snapshot.summary())
         found[int(snapshot.snapshotId())] = {
             k: v for k, v in summary.items() if k.startswith(SUMMARY_PREFIX)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute import commits
 from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
+from spark_destination.runtime.spark.java_values import java_list
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -143,7 +144,7 @@ def _reverted(session: SparkSession, current: Any, before: Any) -> Any:
     wanted = before.properties()
     builder.setProperties(wanted)
     extra = jvm.java.util.HashSet()
-    for key in current.properties().keySet():
+    for key in java_list(current.properties().keySet()):
         if not wanted.containsKey(key):
             extra.add(key)
     if not extra.isEmpty():
@@ -154,10 +155,10 @@ def _reverted(session: SparkSession, current: Any, before: Any) -> Any:
         builder.setBranchSnapshot(snapshot.snapshotId(), main)
     elif current.currentSnapshot() is not None:
         builder.removeRef(main)
-    had = {int(s.snapshotId()) for s in before.snapshots()}
+    had = {int(s.snapshotId()) for s in java_list(before.snapshots())}
     # A Set of Longs: the builder's other removeSnapshots takes a List of Snapshots.
     added = jvm.java.util.HashSet()
-    for s in current.snapshots():
+    for s in java_list(current.snapshots()):
         if int(s.snapshotId()) not in had:
             added.add(jvm.java.lang.Long.valueOf(str(s.snapshotId())))
     if not added.isEmpty():
@@ -168,7 +169,7 @@ def _reverted(session: SparkSession, current: Any, before: Any) -> Any:
 def _foreign_commit(current: Any, before: Any, ours: frozenset[str], request_id: str) -> str | None:
     """Why the commits from ``before`` to ``current`` are not all the request's own, or None
     when they are."""
-    chain = [str(entry.file()) for entry in current.previousFiles()]
+    chain = [str(entry.file()) for entry in java_list(current.previousFiles())]
     chain.append(str(current.metadataFileLocation()))
     if before is not None:
         start = str(before.metadataFileLocation())
@@ -178,8 +179,8 @@ def _foreign_commit(current: Any, before: Any, ours: frozenset[str], request_id:
     unknown = [location for location in chain if location not in ours]
     if unknown:
         return f"{len(unknown)} commit(s) since the request began are not its own"
-    had = set() if before is None else {int(s.snapshotId()) for s in before.snapshots()}
-    now = {int(s.snapshotId()): s for s in current.snapshots()}
+    had = set() if before is None else {int(s.snapshotId()) for s in java_list(before.snapshots())}
+    now = {int(s.snapshotId()): s for s in java_list(current.snapshots())}
     if not had <= set(now):
         return "snapshots it had before the request were expired meanwhile"
     for snapshot_id, snapshot in now.items():
