@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
-from spark_destination.runtime.spark.java_values import java_class, java_list, java_map
+from spark_destination.runtime.spark.java_values import java_class, java_list, java_map, per_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -93,25 +92,18 @@ def row_counts(replaced: int, updated: int, deleted: int) -> dict[str, str]:
     }
 
 
-_field_guard = threading.Lock()
-_thread_local_field: dict[int, Any] = {}
-
-
 def _thread_local(session: SparkSession) -> Any:
     """Iceberg's ``CommitMetadata.COMMIT_PROPERTIES`` (a ``ThreadLocal``), found once per JVM."""
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    with _field_guard:
-        found = _thread_local_field.get(id(jvm))
-        if found is None:
-            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-            cls = jvm.java.lang.Class.forName(_COMMIT_METADATA_CLASS, True, loader)
-            declared = cls.getDeclaredField(_COMMIT_METADATA_FIELD)
-            declared.setAccessible(True)
-            found = declared.get(None)
-            _thread_local_field.clear()
-            _thread_local_field[id(jvm)] = found
-        return found
+
+    def find() -> Any:
+        thread = java_class(session, "java.lang.Thread")
+        loader = thread.currentThread().getContextClassLoader()
+        cls = java_class(session, "java.lang.Class").forName(_COMMIT_METADATA_CLASS, True, loader)
+        declared = cls.getDeclaredField(_COMMIT_METADATA_FIELD)
+        declared.setAccessible(True)
+        return declared.get(None)
+
+    return per_jvm(session, "commit properties", find)
 
 
 @contextlib.contextmanager

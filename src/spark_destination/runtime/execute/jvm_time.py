@@ -11,11 +11,10 @@ machine with few cores competes with Spark's task threads, so it is not CPU time
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.runtime.spark.java_values import java_list
+from spark_destination.runtime.spark.java_values import java_class, java_list, per_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,13 +43,6 @@ class _Beans:
     collectors: tuple[Any, ...]
 
 
-# Each JVM's beans, by its SparkContext (a new JVM has a new one). Looked up once: finding
-# them through py4j (the factory's class by name, the collectors' list iterated to the
-# exception that ends py4j's iteration) took ~22 ms a read, and every step reads twice; a
-# read of the beans takes ~0.2 ms (docs/benchmarks.md, issue 33, seventeenth session).
-_BEANS: weakref.WeakKeyDictionary[Any, _Beans] = weakref.WeakKeyDictionary()
-
-
 def read(session: SparkSession) -> JvmTime:
     """The driver JVM's totals (a local driver's: in a cluster, not the executors')."""
     beans = _beans(session)
@@ -61,13 +53,16 @@ def read(session: SparkSession) -> JvmTime:
 
 
 def _beans(session: SparkSession) -> _Beans:
-    context: Any = session.sparkContext
-    beans = _BEANS.get(context)
-    if beans is None:
-        factory = context._jvm.java.lang.management.ManagementFactory
-        beans = _Beans(
+    """Looked up once per JVM: finding them through py4j (the factory's class by name, the
+    collectors' list iterated to the exception that ends py4j's iteration) took ~22 ms a read,
+    and every step reads twice; a read of the beans takes ~0.2 ms (docs/benchmarks.md, issue
+    33, seventeenth session)."""
+
+    def find() -> _Beans:
+        factory = java_class(session, "java.lang.management.ManagementFactory")
+        return _Beans(
             compilation=factory.getCompilationMXBean(),
             collectors=tuple(java_list(factory.getGarbageCollectorMXBeans())),
         )
-        _BEANS[context] = beans
-    return beans
+
+    return per_jvm(session, "management beans", find)

@@ -16,8 +16,6 @@ import os
 import re
 import shutil
 import sys
-import threading
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from spark_destination.runtime.spark.jars import (
     relocated_jackson_jar,
 )
 from spark_destination.runtime.spark.java import ensure_java_env
+from spark_destination.runtime.spark.java_values import per_jvm
 from spark_destination.runtime.spark.rest_client import (
     HTTP_CLIENT_JAR,
     install_hint,
@@ -43,7 +42,6 @@ from spark_destination.runtime.spark.rest_client import (
 )
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 
@@ -59,11 +57,6 @@ _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
 _DEFAULT: Final = DestinationConfig()
-# Each running JVM's start-up settings, by its SparkContext (a new JVM has a new one).
-_STARTUP_CONF: weakref.WeakKeyDictionary[SparkContext, Mapping[str, str]] = (
-    weakref.WeakKeyDictionary()
-)
-_STARTUP_CONF_GUARD = threading.Lock()
 # The fewest shuffle partitions a request runs with: a request on two task slots or fewer
 # (``request_shuffle_partitions``).
 FEWEST_SHUFFLE_PARTITIONS: Final = 4
@@ -497,13 +490,9 @@ def startup_conf(session: SparkSession) -> Mapping[str, str]:
     change while it runs, and a read through py4j (a round trip per setting) took ~11 ms,
     on every request (docs/benchmarks.md, issue 33, eighteenth session)."""
     context = session.sparkContext
-    with _STARTUP_CONF_GUARD:
-        conf = _STARTUP_CONF.get(context)
-    if conf is None:
-        conf = MappingProxyType(dict(context.getConf().getAll()))
-        with _STARTUP_CONF_GUARD:
-            _STARTUP_CONF[context] = conf
-    return conf
+    return per_jvm(
+        session, "start-up settings", lambda: MappingProxyType(dict(context.getConf().getAll()))
+    )
 
 
 def has_rest_client(session: SparkSession) -> bool:
