@@ -15,11 +15,7 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
-# The HTTP client Iceberg's REST catalog needs (the bundled Iceberg jar lacks it): Debian's
-# HttpClient 5 jars, pinned by hash, relocated into the jar cache once
-# (src/spark_destination/runtime/spark/rest_client.py). Optional: without it every catalog type
-# but rest works, and catalog_type=rest is refused with these instructions.
-if ! .venv/bin/python -m spark_destination.runtime.spark.rest_client install >/dev/null; then
-  echo "bootstrap: the REST catalog's HTTP client is not installed (catalog_type=rest will be" \
-    "refused); rerun scripts/bootstrap.sh where deb.debian.org is reachable" >&2
-fi
+# The JVM's jars: the pinned artifacts (src/spark_destination/runtime/spark/artifacts.py),
+# fetched once through Spark's own resolver and checked by SHA-256 (a no-op once installed).
+# Every group: the tests also run the local Hive metastore on S3 (group s3a).
+.venv/bin/spark-destination install-jars --all

@@ -14,8 +14,7 @@ test, ``run_catalog_configuration``); tests that start a server process of their
 clusters) or are about a Hadoop warehouse's folders keep one. A module parametrizes
 ``catalog_kind`` (``indirect``) with ``CATALOGS`` to run its tests against both on every run.
 ``rest`` does the same against a real Iceberg REST catalog server
-(``local_services.rest_catalog``; needs the HTTP client jars ``scripts/bootstrap.sh`` installs,
-else those tests fail, or skip with ``SPARK_DESTINATION_REST_OPTIONAL=1``).
+(``local_services.rest_catalog``).
 """
 
 from __future__ import annotations
@@ -59,8 +58,6 @@ _MARKERS = (
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
 # The catalog of the tests that do not choose one: ``hadoop`` or ``hive``.
 CATALOG = os.environ.get("SPARK_DESTINATION_CATALOG", "hadoop")
-# Set to 1 to skip (not fail) the REST catalog tests where the REST client is not installed.
-REST_OPTIONAL = "SPARK_DESTINATION_REST_OPTIONAL"
 # The catalog name a Hive metastore's tables get in requests and in the ``Lake``.
 HIVE_CATALOG = "hms"
 # The same for the REST catalog server's tables.
@@ -111,8 +108,8 @@ OPERATOR_JAVA_OPTION = "-Dspark_destination.test=operator"
 def spark_settings(tmp_path_factory: pytest.TempPathFactory) -> SparkSettings:
     """The settings of the shared session; the warehouse lives in a per-run temp folder.
 
-    The relocated Jackson jar uses the default cache (``$SPARK_DESTINATION_CACHE`` or
-    ``~/.cache/spark-destination``), as in production, so it is built once per machine.
+    The jars are the installed ones (``$SPARK_DESTINATION_CACHE`` or
+    ``~/.cache/spark-destination``), as in production: ``scripts/test.sh`` installs them.
     """
     return SparkSettings(
         warehouse=str(tmp_path_factory.mktemp("warehouse")),
@@ -172,19 +169,7 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
 def rest_catalog(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[rest.RestCatalog]:
-    """A real Iceberg REST catalog server for the run (its fault hook on), stopped by its pid.
-
-    Without the REST client in the session's JVM (``scripts/bootstrap.sh`` installs it from
-    Debian's registry) the REST tests fail, so that CI cannot pass without running them;
-    ``SPARK_DESTINATION_REST_OPTIONAL=1`` turns that into a skip on a machine that cannot
-    reach the registry."""
-    from spark_destination.runtime.spark.rest_client import install_hint
-    from spark_destination.runtime.spark.session import has_rest_client
-
-    if not has_rest_client(spark):
-        if os.environ.get(REST_OPTIONAL) == "1":
-            pytest.skip(install_hint())
-        pytest.fail(f"{install_hint()} (or set {REST_OPTIONAL}=1 to skip the REST tests)")
+    """A real Iceberg REST catalog server for the run (its fault hook on), stopped by its pid."""
     with rest.rest_catalog(tmp_path_factory.mktemp("rest_catalog"), faults=True) as running:
         yield running
 

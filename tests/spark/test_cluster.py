@@ -23,6 +23,7 @@ from spark_destination.local_services.cluster import (
     standalone_cluster,
 )
 from spark_destination.local_services.server_process import server_process
+from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
 from spark_destination.runtime.spark.session import register_catalog
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -131,8 +132,7 @@ def test_the_warehouse_test_passes_and_requests_run_on_the_cluster_executors(
     # working folder on the worker, so the MERGE above ran with them on the executor.
     work = cluster.log_dir.parent / "worker"
     fetched = {p.name for p in work.glob("app-*/*/*.jar")}
-    assert any(name.startswith("iceberg-spark-runtime-3.5_2.12") for name in fetched), fetched
-    assert any("jackson" in name for name in fetched), fetched
+    assert ICEBERG_RUNTIME.file_name in fetched, fetched
 
 
 def test_write_batch_update_delete_truncate_and_alter_on_the_cluster(

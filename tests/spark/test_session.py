@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import uuid
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -16,7 +14,7 @@ import pytest
 from spark_destination.core.config import JarSource
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark import session as session_module
-from spark_destination.runtime.spark.jars import relocated_jackson_jar
+from spark_destination.runtime.spark.artifacts import ICEBERG_VERSION, JarGroup
 from spark_destination.runtime.spark.session import (
     COALESCE_MIN_PARTITIONS_CONF,
     CODEGEN_CACHE_ENTRIES,
@@ -134,29 +132,22 @@ def test_register_catalog_adds_a_second_warehouse(spark: SparkSession, tmp_path:
 
 
 @pytest.mark.spark
-def test_relocated_multi_release_classes_are_loaded_for_jdk17(spark: SparkSession) -> None:
+def test_the_jvm_runs_the_pinned_iceberg_with_its_own_shaded_libraries(spark: SparkSession) -> None:
+    # Apache's runtime jar shades Jackson (every metadata write) and HttpClient 5 (the REST
+    # client): both load from it, at the version artifacts.py pins.
     jvm = spark.sparkContext._jvm
     assert jvm is not None
+    assert jvm.org.apache.iceberg.IcebergBuild.version() == ICEBERG_VERSION
+    shaded = "org.apache.iceberg.shaded."
+    # spark.jars are on Spark's class loader, the thread's context loader, not the system one.
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    name = "org/apache/iceberg/shaded/com/fasterxml/jackson/core/io/doubleparser/FastDoubleSwar"
-    url = loader.getResource(name + ".class")
-    assert url is not None
-    assert "!/META-INF/versions/17/" in url.toString()
-
-
-def test_relocated_jar_is_cached_and_fully_relocated(tmp_path: Path) -> None:
-    first = relocated_jackson_jar(tmp_path)
-    built = first.stat().st_mtime_ns
-    second = relocated_jackson_jar(tmp_path)
-
-    assert second == first
-    assert second.stat().st_mtime_ns == built  # not rebuilt
-    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no temp file left behind
-    with zipfile.ZipFile(first) as jar:
-        names = jar.namelist()
-    assert not [n for n in names if re.search(r"(?<!shaded/)com/fasterxml/jackson/", n)]
-    assert sum(n.endswith(".class") for n in names) > 1000
-    assert "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class" in names
+    for name in (
+        "com.fasterxml.jackson.core.JsonFactoryBuilder",
+        "org.apache.hc.client5.http.impl.classic.HttpClients",
+    ):
+        klass = loader.loadClass(shaded + name)
+        location = klass.getProtectionDomain().getCodeSource().getLocation().toString()
+        assert location.endswith(f"iceberg-spark-runtime-3.5_2.12-{ICEBERG_VERSION}.jar")
 
 
 @pytest.mark.spark
@@ -187,8 +178,15 @@ def test_check_compatible(
         check_compatible(spark, dataclasses.replace(spark_settings, master="local[1]"))
     with pytest.raises(ConfigurationError, match="driver memory"):
         check_compatible(spark, dataclasses.replace(spark_settings, driver_memory="4g"))
-    with pytest.raises(ConfigurationError, match="Iceberg jars are bundled, requested maven"):
+    with pytest.raises(ConfigurationError, match="Iceberg jars are installed .*, requested maven"):
         check_compatible(spark, dataclasses.replace(spark_settings, jars_mode=JarSource.MAVEN))
+    # A request needing a jar group the JVM did not start with is refused, naming the group.
+    started = session_module.jar_groups_of(spark)
+    monkeypatch.setattr(session_module, "jar_groups_of", lambda _: started - {JarGroup.DELTA})
+    with pytest.raises(ConfigurationError, match="started without the jars of delta"):
+        check_compatible(
+            spark, dataclasses.replace(spark_settings, jar_groups=frozenset({JarGroup.DELTA}))
+        )
 
 
 def test_an_operators_java_options_come_last() -> None:

@@ -10,6 +10,7 @@ import pytest
 from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.engine.engine import settings_for
+from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
 from spark_destination.runtime.spark.catalogs import CatalogSpec, unshared_warehouse_problem
 from spark_destination.runtime.spark.session import (
     LOCAL_READ_BUFFER_BYTES,
@@ -43,8 +44,7 @@ def test_an_object_store_warehouse_is_kept_as_given_with_maven_jars_and_spark_co
     )
     assert conf["spark.sql.catalog.lake.warehouse"] == "s3a://bucket/warehouse"
     assert conf["spark.jars.packages"] == (
-        "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2,"
-        "org.apache.hadoop:hadoop-aws:3.3.4"
+        f"{ICEBERG_RUNTIME.coordinate},org.apache.hadoop:hadoop-aws:3.3.4"
     )
     assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"
 

@@ -1,235 +1,175 @@
-"""The pure-Python Jackson relocation: constant-pool parsing and rewriting, no JVM."""
+"""The jar install step and the jar lookup: Ivy resolving from a Maven-layout repository on
+disk (a real resolve, no network), the pinned-hash check, and the task a missing jar gives."""
 
 from __future__ import annotations
 
-import io
-import re
-import struct
-import zipfile
+import argparse
+import dataclasses
+import hashlib
+from pathlib import Path
 
 import pytest
 
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.runtime.spark import jars
-from spark_destination.runtime.spark.jars import (
-    JACKSON_RELOCATION,
-    Relocation,
-    parse_constant_pool,
-    relocate_class,
-    this_class_name,
+from spark_destination.runtime.spark import jar_install, jars, jdk_net_stubs
+from spark_destination.runtime.spark.artifacts import (
+    ARTIFACTS,
+    DESTINATION_GROUPS,
+    ICEBERG_RUNTIME,
+    Artifact,
+    JarGroup,
 )
 
-UNRELOCATED = re.compile(
-    rb"(?<!shaded/)com/fasterxml/jackson/|(?<!shaded\.)com\.fasterxml\.jackson\."
-)
-SHADED = "org/apache/iceberg/shaded/com/fasterxml/jackson/"
+_JAR_BYTES = b"PK\x05\x06" + b"\0" * 18  # an empty zip archive
 
 
-def _jackson_class(artifact: str, name: str) -> bytes:
-    jar = dict(zip(jars.JACKSON_ARTIFACTS, jars.jackson_source_jars(), strict=True))[artifact]
-    with zipfile.ZipFile(jar) as source:
-        return source.read(name)
-
-
-def _utf8_values(data: bytes) -> list[bytes]:
-    return [e.utf8 for e in parse_constant_pool(data).entries if e is not None and e.tag == 1]
-
-
-# --- Real Jackson classes ------------------------------------------------------------------
-
-
-def test_real_class_is_relocated_and_its_pool_still_parses() -> None:
-    original = _jackson_class("jackson-core", "com/fasterxml/jackson/core/base/ParserBase.class")
-    rewritten = relocate_class(original)
-
-    before, after = parse_constant_pool(original), parse_constant_pool(rewritten)
-    assert this_class_name(original) == "com/fasterxml/jackson/core/base/ParserBase"
-    assert this_class_name(rewritten) == SHADED + "core/base/ParserBase"
-    # Same number of slots, same tags in the same places: every index still points where it did.
-    assert [e and e.tag for e in before.entries] == [e and e.tag for e in after.entries]
-    # Everything after the pool (fields, methods, code) is byte-identical.
-    assert rewritten[after.end :] == original[before.end :]
-    assert not any(UNRELOCATED.search(value) for value in _utf8_values(rewritten))
-    # Descriptors were rewritten too, not just class names.
-    assert any(value.startswith(b"(L" + SHADED.encode()) for value in _utf8_values(rewritten))
-
-
-def test_dotted_string_constants_are_relocated() -> None:
-    # databind loads optional handlers by dotted name (Class.forName), so literals must move too.
-    original = _jackson_class(
-        "jackson-databind", "com/fasterxml/jackson/databind/ext/OptionalHandlerFactory.class"
+def _repository(root: Path, artifact: Artifact, data: bytes) -> str:
+    """A Maven-layout repository holding ``artifact`` (its pom and jar) under ``root``."""
+    folder = root.joinpath(*artifact.group_id.split("."), artifact.artifact_id, artifact.version)
+    folder.mkdir(parents=True)
+    stem = f"{artifact.artifact_id}-{artifact.version}"
+    (folder / f"{stem}.pom").write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        f"<groupId>{artifact.group_id}</groupId><artifactId>{artifact.artifact_id}</artifactId>"
+        f"<version>{artifact.version}</version></project>"
     )
-    values = _utf8_values(relocate_class(original))
-    assert any(v.startswith(b"org.apache.iceberg.shaded.com.fasterxml.jackson.") for v in values)
-    assert not any(UNRELOCATED.search(v) for v in values)
+    (folder / f"{stem}.jar").write_bytes(data)
+    return root.as_uri()
 
 
-def test_long_and_double_constants_take_two_slots_in_a_real_class() -> None:
-    # FastDoubleMath has over a thousand long constants: one slot miscounted and this_class
-    # (read after the pool) would point at garbage.
-    name = "com/fasterxml/jackson/core/io/doubleparser/FastDoubleMath.class"
-    original = _jackson_class("jackson-core", name)
-    pool = parse_constant_pool(original)
-    wide = [i for i, e in enumerate(pool.entries) if e is not None and e.tag in (5, 6)]
-    assert len(wide) > 1000
-    assert all(pool.entries[i + 1] is None for i in wide)
-    expected = "org/apache/iceberg/shaded/" + name.removesuffix(".class")
-    assert this_class_name(relocate_class(original)) == expected
-
-
-def test_relocating_twice_changes_nothing() -> None:
-    original = _jackson_class("jackson-core", "com/fasterxml/jackson/core/JsonFactory.class")
-    once = relocate_class(original)
-    assert relocate_class(once) == once
-
-
-# --- Synthetic class files -----------------------------------------------------------------
-
-
-def _utf8(text: bytes) -> bytes:
-    return struct.pack(">BH", 1, len(text)) + text
-
-
-def _class_file(entries: list[bytes], slots: int, this_class: int) -> bytes:
-    header = struct.pack(">IHHH", 0xCAFEBABE, 0, 61, slots + 1)
-    # access_flags, this_class, super_class, interfaces, fields, methods, attributes
-    trailer = struct.pack(">HHHHHHH", 0x21, this_class, 0, 0, 0, 0, 0)
-    return header + b"".join(entries) + trailer
-
-
-# Modified UTF-8: NUL is C0 80, and a supplementary character is a surrogate pair of 3-byte
-# sequences; neither may be touched, and the rewritten length must count bytes.
-_MODIFIED_UTF8 = b"\xc0\x80caf\xc3\xa9 \xed\xa0\xbd\xed\xb8\x80 "
-
-
-def _synthetic() -> bytes:
-    entries = [
-        struct.pack(">BQ", 5, 0x0123456789ABCDEF),  # 1-2 Long
-        _utf8(b"com/fasterxml/jackson/core/Foo"),  # 3
-        struct.pack(">BH", 7, 3),  # 4 Class -> 3
-        struct.pack(">Bd", 6, 2.5),  # 5-6 Double
-        _utf8(_MODIFIED_UTF8 + b"com.fasterxml.jackson.core.Bar"),  # 7
-        struct.pack(">BBH", 15, 6, 4),  # 8 MethodHandle (3 bytes)
-        struct.pack(">BHH", 12, 3, 3),  # 9 NameAndType
-        struct.pack(">Bi", 3, -7),  # 10 Integer
-        _utf8(b"(Lcom/fasterxml/jackson/core/Foo;[Lcom/fasterxml/jackson/X;)V"),  # 11
-    ]
-    return _class_file(entries, slots=11, this_class=4)
-
-
-def test_synthetic_pool_slots_and_payloads() -> None:
-    data = _synthetic()
-    rewritten = relocate_class(data)
-    pool = parse_constant_pool(rewritten)
-
-    assert len(pool.entries) == 12
-    assert pool.entries[2] is None and pool.entries[6] is None  # second slots of Long, Double
-    assert pool.entries[1] is not None and pool.entries[1].payload == bytes.fromhex(
-        "0123456789abcdef"
-    )
-    assert pool.entries[5] is not None and struct.unpack(">d", pool.entries[5].payload) == (2.5,)
-    assert pool.entries[8] is not None and pool.entries[8].payload == b"\x06\x00\x04"
-    assert this_class_name(rewritten) == SHADED + "core/Foo"
-    assert pool.entries[7] is not None
-    assert (
-        pool.entries[7].utf8
-        == _MODIFIED_UTF8 + b"org.apache.iceberg.shaded.com.fasterxml.jackson.core.Bar"
-    )
-    assert pool.entries[11] is not None
-    assert pool.entries[11].utf8 == (
-        b"(L" + SHADED.encode() + b"core/Foo;[L" + SHADED.encode() + b"X;)V"
-    )
-    assert rewritten[pool.end :] == data[-14:]
-
-
-def test_mixed_separators_and_lookalikes_are_left_alone() -> None:
-    relocation = JACKSON_RELOCATION
-    assert relocation.apply(b"com/fasterxml.jackson/x") == b"com/fasterxml.jackson/x"
-    assert relocation.apply(b"com/fasterxml/jacksonx/Y") == b"com/fasterxml/jacksonx/Y"
-    assert relocation.apply(b"xcom.fasterxml.jackson.Y").endswith(b"shaded.com.fasterxml.jackson.Y")
-
-
-def test_relocation_rejects_bad_prefixes() -> None:
-    with pytest.raises(ConfigurationError):
-        Relocation(source="com.fasterxml.jackson", target="x.")
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"\x00\x00\x00\x00" + bytes(20), "bad magic"),
-        (_synthetic()[:30], "truncated"),
-        (
-            _class_file([struct.pack(">BH", 2, 0)], slots=1, this_class=0),
-            "unknown constant-pool tag 2",
-        ),
-        # A Long in the last declared slot would need a slot that does not exist.
-        (_class_file([struct.pack(">BQ", 5, 1)], slots=1, this_class=0), "overruns"),
-    ],
-    ids=["bad-magic", "truncated", "unknown-tag", "long-in-last-slot"],
-)
-def test_malformed_class_files_are_rejected(data: bytes, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        parse_constant_pool(data)
-
-
-def test_utf8_constant_over_65535_bytes_is_rejected() -> None:
-    huge = b"com/fasterxml/jackson/" * 2900  # 63,800 bytes, grows past 65,535 when relocated
-    data = _class_file([_utf8(huge)], slots=1, this_class=0)
-    with pytest.raises(ValueError, match="over 65535"):
-        relocate_class(data)
-
-
-# --- Jar entries ---------------------------------------------------------------------------
-
-
-def _jar(entries: dict[str, bytes]) -> zipfile.ZipFile:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as out:
-        for name, data in entries.items():
-            out.writestr(name, data)
-    return zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
-
-
-FACTORY = b"com.fasterxml.jackson.core.JsonFactory"
-
-
-def test_jar_entries_are_renamed_dropped_or_kept() -> None:
-    klass = _class_file([_utf8(b"com/fasterxml/jackson/core/Foo"), struct.pack(">BH", 7, 1)], 2, 2)
-    source = _jar(
-        {
-            "META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\r\n",
-            "META-INF/LICENSE": b"license",
-            "META-INF/maven/x/pom.xml": b"<project/>",
-            "META-INF/services/com.fasterxml.jackson.core.JsonFactory": FACTORY + b"\n",
-            "META-INF/versions/9/module-info.class": b"ignored",
-            "module-info.class": b"ignored",
-            "META-INF/versions/17/com/fasterxml/jackson/core/Foo.class": klass,
-            "com/fasterxml/jackson/core/Foo.class": klass,
-            "com/": b"",
-        }
-    )
-    entries = dict(jars._relocated_entries(source, "jackson-core", JACKSON_RELOCATION))
-
-    assert set(entries) == {
-        "META-INF/jackson-core/LICENSE",
-        "META-INF/services/org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory",
-        "META-INF/versions/17/" + SHADED + "core/Foo.class",
-        SHADED + "core/Foo.class",
+def _pinned(data: bytes, **changes: object) -> Artifact:
+    fields: dict[str, object] = {
+        "group_id": "org.example.test",
+        "artifact_id": "probe",
+        "version": "1.0",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "jar_group": JarGroup.ICEBERG,
+        **changes,
     }
-    service = entries[
-        "META-INF/services/org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory"
+    return Artifact(**fields)  # type: ignore[arg-type]
+
+
+def _only(monkeypatch: pytest.MonkeyPatch, artifact: Artifact) -> None:
+    monkeypatch.setattr(jar_install, "artifacts_of", lambda groups: (artifact,))
+
+
+def test_install_resolves_checks_and_caches_a_pinned_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    artifact = _pinned(_JAR_BYTES)
+    _only(monkeypatch, artifact)
+    repository = _repository(tmp_path / "repo", artifact, _JAR_BYTES)
+    folder = tmp_path / "jars"
+
+    assert jar_install.install(folder=folder, repository=repository) == (artifact,)
+    assert (folder / artifact.file_name).read_bytes() == _JAR_BYTES
+    # Beside it only the project's jdk.net stubs: Ivy's cache and module files were temporary.
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [artifact.file_name, jdk_net_stubs.JAR_NAME]
+    )
+    # Installed and intact: a second install fetches nothing.
+    assert jar_install.install(folder=folder, repository=repository) == ()
+
+
+def test_a_jar_that_does_not_match_its_pinned_hash_is_refused_and_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    artifact = _pinned(_JAR_BYTES, sha256="0" * 64)
+    _only(monkeypatch, artifact)
+    repository = _repository(tmp_path / "repo", artifact, _JAR_BYTES)
+    folder = tmp_path / "jars"
+
+    with pytest.raises(ConfigurationError, match=r"org\.example\.test:probe:1\.0"):
+        jar_install.install(folder=folder, repository=repository)
+    assert [p.name for p in folder.iterdir()] == [jdk_net_stubs.JAR_NAME]
+
+
+def test_a_jar_the_repository_lacks_fails_the_install_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    artifact = _pinned(_JAR_BYTES)
+    _only(monkeypatch, artifact)
+    (tmp_path / "empty").mkdir()
+
+    with pytest.raises(ConfigurationError, match=r"resolving the pinned jars failed(.|\n)*probe"):
+        jar_install.install(folder=tmp_path / "jars", repository=(tmp_path / "empty").as_uri())
+
+
+def test_a_corrupt_cached_jar_is_fetched_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    artifact = _pinned(_JAR_BYTES)
+    _only(monkeypatch, artifact)
+    repository = _repository(tmp_path / "repo", artifact, _JAR_BYTES)
+    folder = tmp_path / "jars"
+    folder.mkdir()
+    # Same size, other bytes: only the hash tells.
+    (folder / artifact.file_name).write_bytes(b"X" * len(_JAR_BYTES))
+
+    assert jar_install.install(folder=folder, repository=repository) == (artifact,)
+    assert (folder / artifact.file_name).read_bytes() == _JAR_BYTES
+
+
+def test_a_missing_jar_is_a_configuration_error_naming_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(jars.CACHE_ENV, str(tmp_path))
+    with pytest.raises(ConfigurationError) as raised:
+        jars.session_jars(frozenset({JarGroup.ICEBERG}))
+    assert jars.INSTALL_COMMAND in str(raised.value)
+    assert ICEBERG_RUNTIME.coordinate in str(raised.value)
+    # A file of another size is not the pinned jar either.
+    (tmp_path / "jars").mkdir()
+    (tmp_path / "jars" / ICEBERG_RUNTIME.file_name).write_bytes(b"truncated")
+    with pytest.raises(ConfigurationError, match="install-jars"):
+        jars.session_jars(frozenset({JarGroup.ICEBERG}))
+
+
+def test_session_jars_add_the_other_installed_groups_and_skip_incomplete_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(jars.CACHE_ENV, str(tmp_path))
+    folder = tmp_path / "jars"
+    folder.mkdir()
+    small = tuple(dataclasses.replace(a, size=len(a.file_name)) for a in ARTIFACTS)
+    monkeypatch.setattr("spark_destination.runtime.spark.artifacts.ARTIFACTS", small)
+    for artifact in small:
+        if artifact.jar_group is not JarGroup.DELTA or artifact.artifact_id == "delta-spark_2.12":
+            (folder / artifact.file_name).write_text(artifact.file_name)
+    (folder / jdk_net_stubs.JAR_NAME).write_bytes(jdk_net_stubs.jar_bytes())
+
+    names = [p.name for p in jars.session_jars(frozenset({JarGroup.ICEBERG}))]
+    # Iceberg with the jdk.net stubs, and its AWS bundle; not Delta (one of its jars is
+    # missing), not s3a (the metastore's, never the destination's).
+    assert names == [
+        *(a.file_name for a in small if a.jar_group is JarGroup.ICEBERG),
+        jdk_net_stubs.JAR_NAME,
+        *(a.file_name for a in small if a.jar_group is JarGroup.S3),
     ]
-    assert service == b"org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory\n"
-    assert this_class_name(entries[SHADED + "core/Foo.class"]) == SHADED + "core/Foo"
+    assert jars.live_groups(",".join(str(folder / n) for n in names)) == {
+        JarGroup.ICEBERG,
+        JarGroup.S3,
+    }
 
 
-def test_unexpected_class_outside_jackson_fails_loudly() -> None:
-    source = _jar({"org/other/Thing.class": b"\xca\xfe\xba\xbe"})
-    with pytest.raises(ConfigurationError, match="unexpected entry 'org/other/Thing.class'"):
-        list(jars._relocated_entries(source, "jackson-core", JACKSON_RELOCATION))
+def test_the_pinned_jars_are_installed_here(tmp_path: Path) -> None:
+    # scripts/bootstrap.sh ran the install step: every group is present and intact.
+    args = argparse.Namespace(all=True, groups=[], folder=None, check=True, repository=None)
+    assert jar_install.run(args) == 0
+    assert set(JarGroup) > DESTINATION_GROUPS
 
 
-def test_source_jars_are_pysparks_jackson_2_15() -> None:
-    names = [jar.name for jar in jars.jackson_source_jars()]
-    assert names == [f"{artifact}-2.15.2.jar" for artifact in jars.JACKSON_ARTIFACTS]
+def test_the_jdk_net_stub_jar_is_byte_identical_and_holds_both_classes() -> None:
+    import io
+    import zipfile
+
+    data = jdk_net_stubs.jar_bytes()
+    assert data == jdk_net_stubs.jar_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as jar:
+        assert jar.namelist() == [
+            "META-INF/MANIFEST.MF",
+            "jdk/net/Sockets.class",
+            "jdk/net/ExtendedSocketOptions.class",
+        ]
+        assert all(jar.read(n)[:4] == b"\xca\xfe\xba\xbe" for n in jar.namelist()[1:])

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from spark_destination.cli import flush, maintain, preview, replay, serve
+from spark_destination.cli import flush, install_jars, maintain, preview, replay, serve
 from spark_destination.core.errors import DestinationError
 
 # Each adds its sub-command(s) to the sub-parsers.
@@ -24,6 +24,7 @@ COMMANDS: Final[tuple[Callable[[Any], None], ...]] = (
     replay.add_commands,  # replay and demo
     maintain.add_command,
     flush.add_command,
+    install_jars.add_command,
 )
 
 # gRPC's C core logs to stderr on its own (absl's "before InitializeLog" notice, and a line per

@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from spark_destination.core.config import CatalogType, DestinationConfig
 from spark_destination.dialects.quoting import qualified
+from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
 from spark_destination.runtime.spark.provider import settings_for
-from spark_destination.runtime.spark.session import DEFAULT_ICEBERG_VERSION, maven_coordinate
 
 # The DuckDB release whose Iceberg and Avro extensions ship as wheels (they load offline).
 DUCKDB_PACKAGES: Final = (
@@ -71,7 +71,7 @@ def reading_hints(config: DestinationConfig, schema: str, tables: Sequence[str])
     spark_sql = [
         "spark-sql",
         "--packages",
-        maven_coordinate(DEFAULT_ICEBERG_VERSION),
+        ICEBERG_RUNTIME.coordinate,
         *("--conf", f"{prefix}=org.apache.iceberg.spark.SparkCatalog"),
         *("--conf", f"{prefix}.type=hadoop"),
         *("--conf", f"{prefix}.warehouse={spec.warehouse}"),

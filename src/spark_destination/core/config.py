@@ -90,13 +90,14 @@ def parse_table_overrides(text: str) -> tuple[TableOverride, ...]:
 
 
 class JarSource(enum.StrEnum):
-    """Where the Iceberg runtime jar comes from."""
+    """Where the JVM's jars (Iceberg, its AWS bundle, Delta) come from; the same pinned
+    artifacts either way (``runtime/spark/artifacts.py``)."""
 
-    # The runtime jar from the snowpark-connect-deps-iceberg wheel plus the relocated Jackson
-    # jar built from pyspark's own: no network needed.
-    BUNDLED = "bundled"
-    # spark.jars.packages: Ivy downloads the official runtime (with its shaded Jackson) from
-    # Maven Central at start-up.
+    # The jars `spark-destination install-jars` fetched and checked once, at install (a frozen
+    # program carries them): nothing is fetched while serving.
+    INSTALLED = "installed"
+    # spark.jars.packages: Spark's resolver fetches the pinned coordinates when the JVM
+    # starts (a machine that reaches a Maven repository at every start).
     MAVEN = "maven"
 
 
@@ -201,12 +202,12 @@ class DestinationConfig:
         new_jvm=True,
     )
     jar_source: JarSource = setting(
-        JarSource.BUNDLED,
+        JarSource.INSTALLED,
         shown_when=ADVANCED,
-        parse=parsers.choice(JarSource),
-        label="Iceberg runtime jar",
-        description="bundled: the Iceberg runtime shipped with the destination (works "
-        "offline). maven: resolved from Maven when Spark starts.",
+        parse=parsers.choice(JarSource, aliases={"bundled": JarSource.INSTALLED}),
+        label="Jar source",
+        description="installed: the pinned jars installed with the destination (no network "
+        "while serving). maven: the same jars resolved from Maven when Spark starts.",
         kind=FormKind.DROPDOWN,
         new_jvm=True,
     )
@@ -288,8 +289,7 @@ class DestinationConfig:
         parse=parsers.choice(CatalogType),
         label="Catalog type",
         description="hadoop: metadata in the warehouse folder; rest: an Iceberg REST catalog "
-        "(Polaris, Unity Catalog, Nessie, Glue; the bundled jars need the HTTP client "
-        "scripts/bootstrap.sh installs); hive: a Hive metastore.",
+        "(Polaris, Unity Catalog, Nessie, Glue, S3 Tables); hive: a Hive metastore.",
         kind=FormKind.DROPDOWN,
     )
     catalog_uri: str = setting(
@@ -313,9 +313,9 @@ class DestinationConfig:
         shown_when=ADVANCED,
         parse=parsers.packages,
         label="Extra packages",
-        description="Maven coordinates added to spark.jars.packages, comma-separated "
-        "(object-store file systems, the Iceberg AWS bundle…).",
-        placeholder="org.apache.hadoop:hadoop-aws:3.3.4",
+        description="Maven coordinates added to spark.jars.packages, comma-separated, "
+        "resolved when Spark starts (the destination's own jars need none).",
+        placeholder="org.example:some-library:1.0",
         new_jvm=True,
     )
     maintenance_every_commits: int = setting(

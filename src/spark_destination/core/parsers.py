@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 from spark_destination.core.errors import ConfigurationError
@@ -151,11 +151,16 @@ def reserved_prefix(text: str) -> str:
     return text
 
 
-def choice(kind: type[E]) -> Callable[[str], E]:
+def choice(kind: type[E], aliases: Mapping[str, E] | None = None) -> Callable[[str], E]:
+    """A parser of ``kind``'s values; ``aliases`` are older spellings a saved configuration may
+    still hold (accepted, never offered)."""
+
     def parse(text: str) -> E:
         for member in kind:
             if str(member.value) == text.lower():
                 return member
+        if aliases and text.lower() in aliases:
+            return aliases[text.lower()]
         choices = ", ".join(str(member.value) for member in kind)
         raise InvalidValue(f"{text!r} must be one of: {choices}")
 

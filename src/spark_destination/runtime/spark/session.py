@@ -13,7 +13,6 @@ processes and tests that never start Spark.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -26,20 +25,16 @@ from spark_destination.core.config import CatalogType, DestinationConfig, JarSou
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import memory_bytes
 from spark_destination.runtime.spark import scratch
-from spark_destination.runtime.spark.catalogs import CatalogSpec, is_managed_key
-from spark_destination.runtime.spark.jars import (
-    ICEBERG_RUNTIME_GLOB,
-    default_cache_dir,
-    iceberg_runtime_jar,
-    relocated_jackson_jar,
+from spark_destination.runtime.spark.artifacts import (
+    ICEBERG_RUNTIME,
+    ICEBERG_VERSION,
+    JarGroup,
+    artifacts_of,
 )
+from spark_destination.runtime.spark.catalogs import CatalogSpec, is_managed_key
+from spark_destination.runtime.spark.jars import INSTALL_COMMAND, live_groups, session_jars
 from spark_destination.runtime.spark.java import ensure_java_env
 from spark_destination.runtime.spark.java_values import per_jvm
-from spark_destination.runtime.spark.rest_client import (
-    HTTP_CLIENT_JAR,
-    install_hint,
-    rest_client_jar,
-)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,12 +42,6 @@ if TYPE_CHECKING:
 
 APP_NAME = "spark-destination"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-ICEBERG_MAVEN_ARTIFACT = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12"
-# The version of the runtime jar bundled in snowpark-connect-deps-iceberg 1.0.3, so both jar
-# sources run the same Iceberg unless asked otherwise.
-DEFAULT_ICEBERG_VERSION = "1.10.2"
-
-_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[.-][A-Za-z0-9]+)*")
 
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
@@ -81,17 +70,16 @@ class SparkSettings:
     catalog_type: CatalogType = CatalogType.HADOOP
     catalog_uri: str = ""
     catalog_credential: str = field(default="", repr=False)
-    # Maven coordinates added to spark.jars.packages (e.g. org.apache.hadoop:hadoop-aws:3.3.4).
+    # Maven coordinates added to spark.jars.packages (resolved by Spark when it starts).
     extra_packages: tuple[str, ...] = ()
-    jars_mode: JarSource = JarSource.BUNDLED
-    iceberg_version: str = DEFAULT_ICEBERG_VERSION  # used by JarSource.MAVEN only
+    jars_mode: JarSource = JarSource.INSTALLED
+    # The jar groups this JVM must have (``artifacts``); Iceberg's runtime always.
+    jar_groups: frozenset[JarGroup] = frozenset({JarGroup.ICEBERG})
     # Arbitrary ``spark.*`` settings, applied last. Keys this module sets itself are refused
     # (they have their own field, or are invariants (ANSI casts, UTC) the SQL relies on),
     # except the shuffle partitions, which an operator may set per request.
     extra_conf: tuple[tuple[str, str], ...] = ()
     shuffle_partitions: int = FEWEST_SHUFFLE_PARTITIONS
-    # Where the relocated Jackson jar is cached; None means ``default_cache_dir()``.
-    jar_cache_dir: str | None = None
 
     def __post_init__(self) -> None:
         if not self.master.strip():
@@ -109,10 +97,7 @@ class SparkSettings:
                 f"executor_cores must be a positive integer, got {self.executor_cores!r}"
             )
         object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
-        if not _VERSION.fullmatch(self.iceberg_version):
-            raise ConfigurationError(
-                f"iceberg_version {self.iceberg_version!r} is not a version like '1.10.2'"
-            )
+        object.__setattr__(self, "jar_groups", self.jar_groups | {JarGroup.ICEBERG})
         if isinstance(self.shuffle_partitions, bool) or not (
             isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
         ):
@@ -183,32 +168,15 @@ def _checked_extra_conf(
 # --- Configuration -------------------------------------------------------------------------
 
 
-def maven_coordinate(version: str) -> str:
-    return f"{ICEBERG_MAVEN_ARTIFACT}:{version}"
-
-
 def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
-    """``spark.jars`` or ``spark.jars.packages``; the bundled mode builds the Jackson jar once."""
-    extra = ",".join(settings.extra_packages)
+    """``spark.jars`` (the installed jars) or ``spark.jars.packages`` (Spark resolves the same
+    pinned coordinates when it starts), plus the operator's extra packages."""
+    extra = settings.extra_packages
     if settings.jars_mode is JarSource.MAVEN:
-        packages = ",".join(filter(None, (maven_coordinate(settings.iceberg_version), extra)))
-        return (("spark.jars.packages", packages),)
-    # Extra packages (object-store file systems…) are resolved from Maven even when the
-    # Iceberg runtime is the bundled one.
-    resolved = (("spark.jars.packages", extra),) if extra else ()
-    cache = Path(settings.jar_cache_dir) if settings.jar_cache_dir else default_cache_dir()
-    jars: tuple[Path, ...] = (iceberg_runtime_jar(), relocated_jackson_jar(cache))
-    # The REST client's HTTP library goes on whenever it is installed, whatever the catalog
-    # type: jars are fixed at JVM start, and a later request may name a REST catalog.
-    http_client = rest_client_jar(cache)
-    if http_client is not None:
-        jars += (http_client,)
-    elif settings.catalog_type is CatalogType.REST:
-        raise ConfigurationError(install_hint())
-    for jar in jars:
-        if "," in str(jar):
-            # spark.jars is comma-separated, with no escaping.
-            raise ConfigurationError(f"jar path {jar} contains a comma; move the cache folder")
+        pinned = tuple(a.coordinate for a in artifacts_of(settings.jar_groups))
+        return (("spark.jars.packages", ",".join((*pinned, *extra))),)
+    jars = session_jars(settings.jar_groups)
+    resolved = (("spark.jars.packages", ",".join(extra)),) if extra else ()
     return (("spark.jars", ",".join(str(jar) for jar in jars)), *resolved)
 
 
@@ -464,10 +432,6 @@ def register_catalog(
         if isinstance(catalog, CatalogSpec)
         else CatalogSpec(name=catalog, warehouse=warehouse)
     )
-    if spec.type is CatalogType.REST and not has_rest_client(session):
-        raise ConfigurationError(
-            f"{install_hint()}; then restart the destination (jars are fixed when it starts)"
-        )
     entries = spec.conf()
     class_key = spec.prefix
     current_class = session.conf.get(class_key, None)
@@ -495,16 +459,15 @@ def startup_conf(session: SparkSession) -> Mapping[str, str]:
     )
 
 
-def has_rest_client(session: SparkSession) -> bool:
-    """Whether the live JVM can run Iceberg's REST client: the official runtime from Maven
-    (which shades its HTTP client), or the bundled one with the relocated HttpClient jar."""
+def jar_groups_of(session: SparkSession) -> frozenset[JarGroup]:
+    """The jar groups the running JVM started with (its ``spark.jars``, or every group whose
+    pinned coordinates it resolved through ``spark.jars.packages``)."""
     conf = startup_conf(session)
-    if _live_jar_source(conf).startswith(JarSource.MAVEN.value):
-        return True
-    pattern = f"{HTTP_CLIENT_JAR.stem}-*.jar"
-    return any(
-        Path(jar.strip()).match(pattern) for jar in (conf.get("spark.jars") or "").split(",")
+    packages = {c.strip() for c in (conf.get("spark.jars.packages") or "").split(",")}
+    resolved = frozenset(
+        group for group in JarGroup if {a.coordinate for a in artifacts_of({group})} <= packages
     )
+    return live_groups(conf.get("spark.jars") or "") | resolved
 
 
 def request_shuffle_partitions(slots: int, fewest: int) -> int:
@@ -537,18 +500,15 @@ def apply_runtime_conf(session: SparkSession, settings: SparkSettings) -> None:
 
 def _live_jar_source(conf: Mapping[str, str]) -> str:
     for coordinate in (conf.get("spark.jars.packages") or "").split(","):
-        if coordinate.strip().startswith(ICEBERG_MAVEN_ARTIFACT + ":"):
-            return f"{JarSource.MAVEN.value} ({coordinate.strip()})"
-    for jar in (conf.get("spark.jars") or "").split(","):
-        if jar.strip() and Path(jar.strip()).match(ICEBERG_RUNTIME_GLOB):
-            return JarSource.BUNDLED.value
+        if coordinate.strip() == ICEBERG_RUNTIME.coordinate:
+            return f"{JarSource.MAVEN.value} (Iceberg {ICEBERG_VERSION})"
+    if JarGroup.ICEBERG in live_groups(conf.get("spark.jars") or ""):
+        return f"{JarSource.INSTALLED.value} (Iceberg {ICEBERG_VERSION})"
     return "none"
 
 
 def _requested_jar_source(settings: SparkSettings) -> str:
-    if settings.jars_mode is JarSource.MAVEN:
-        return f"{JarSource.MAVEN.value} ({maven_coordinate(settings.iceberg_version)})"
-    return JarSource.BUNDLED.value
+    return f"{settings.jars_mode.value} (Iceberg {ICEBERG_VERSION})"
 
 
 def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
@@ -569,6 +529,13 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
     live_jars, wanted_jars = _live_jar_source(conf), _requested_jar_source(settings)
     if live_jars != wanted_jars:
         problems.append(f"Iceberg jars are {live_jars}, requested {wanted_jars}")
+    absent = settings.jar_groups - jar_groups_of(session)
+    if absent:
+        problems.append(
+            "it started without the jars of "
+            + ", ".join(sorted(group.value for group in absent))
+            + f" (install them with `{INSTALL_COMMAND}`)"
+        )
     spec = settings.catalog_spec
     if session.conf.get(spec.prefix, None) is not None:
         for key, wanted in spec.conf():
