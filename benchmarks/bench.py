@@ -418,7 +418,7 @@ def bad_value_figures(
     )
     base = bench.snapshot(table)
     dirty_csv = bench.files.write(with_bad_values(upsert_rows, rng))
-    changes = qualified(bench.config.catalog, SCHEMA, "__sd_changes")
+    changes = qualified(bench.config.catalog, SCHEMA, "sd__changes")
     sides = {
         "fail": ({}, bench.request(table, replace=[upsert_csv])),
         "null": (NULLS, bench.request(table, replace=[upsert_csv])),
@@ -444,7 +444,7 @@ def bad_value_figures(
         table,
         catalog=bench.config.catalog,
         target=SPARK_ICEBERG,
-        changes_table="__sd_changes",
+        changes_table="sd__changes",
     )
     spec = decode_spec(next(op for op in plan.ops if isinstance(op, StageBatchOp)))
     for label, path in (("clean", upsert_csv), ("1 % bad", dirty_csv)):

@@ -1,4 +1,4 @@
-INSERT INTO `lake`.`sales`.`__sd_pending_orders` (
+INSERT INTO `lake`.`sales`.`sd__pending__orders` (
   `id`,
   `region`,
   `amount`,

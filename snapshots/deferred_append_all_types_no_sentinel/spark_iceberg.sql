@@ -1,4 +1,4 @@
-INSERT INTO `lake`.`sales`.`__sd_pending_all_types` (
+INSERT INTO `lake`.`sales`.`sd__pending__all_types` (
   `id`,
   `flag`,
   `small`,

@@ -4,4 +4,4 @@ SELECT
   COUNT(*) AS `rows`,
   COUNT(DISTINCT `__sd_batch`) AS `batches`,
   MAX(`__sd_batch`) AS `last_batch`
-FROM `lake`.`sales`.`__sd_pending_orders`
+FROM `lake`.`sales`.`sd__pending__orders`

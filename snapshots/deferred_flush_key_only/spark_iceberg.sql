@@ -28,7 +28,7 @@ USING (
         `__sd_op`,
         `__sd_seq`,
         MAX(CASE WHEN `__sd_op` = 'delete' THEN `__sd_seq` END) OVER (PARTITION BY `id`, `sku`) AS `__sd_last_delete`
-      FROM `lake`.`sales`.`__sd_pending_orders`
+      FROM `lake`.`sales`.`sd__pending__orders`
       WHERE
         `__sd_seq` <= :sd_flush_high
     ) AS `d`

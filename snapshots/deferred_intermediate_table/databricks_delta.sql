@@ -1,4 +1,4 @@
-CREATE TABLE `lake`.`sales`.`__sd_pending_orders` (
+CREATE TABLE `lake`.`sales`.`sd__pending__orders` (
   `id` INT NOT NULL,
   `region` STRING NOT NULL,
   `amount` DECIMAL(10, 2),

@@ -1,7 +1,7 @@
 -- 1. stage view 'sd_batch' from [replace:/data/upsert.csv.zstd.aes] (typed: decoding checks every value); bad_value_policy=null: a value of a non-key column that does not fit is NULL, recorded in view 'sd_changes'; a value of 'code' longer than 12 characters is cut to it
 
--- 2. create the changes table '__sd_changes' if missing (when staging changed a value)
-CREATE TABLE IF NOT EXISTS `lake`.`sales`.`__sd_changes` (
+-- 2. create the changes table 'sd__changes' if missing (when staging changed a value)
+CREATE TABLE IF NOT EXISTS `lake`.`sales`.`sd__changes` (
   `table_name` STRING,
   `column_name` STRING,
   `change` STRING,
@@ -20,8 +20,8 @@ TBLPROPERTIES (
   'delta.feature.timestampNtz'='supported'
 );
 
--- 3. record the values changed in 'orders' in '__sd_changes' (when staging changed a value)
-MERGE INTO `lake`.`sales`.`__sd_changes` AS `t`
+-- 3. record the values changed in 'orders' in 'sd__changes' (when staging changed a value)
+MERGE INTO `lake`.`sales`.`sd__changes` AS `t`
 USING (
   SELECT
     'orders' AS `table_name`,

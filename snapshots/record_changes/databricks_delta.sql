@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS `lake`.`sales`.`__sd_changes` (
+CREATE TABLE IF NOT EXISTS `lake`.`sales`.`sd__changes` (
   `table_name` STRING,
   `column_name` STRING,
   `change` STRING,
@@ -17,7 +17,7 @@ TBLPROPERTIES (
   'delta.feature.timestampNtz'='supported'
 );
 
-MERGE INTO `lake`.`sales`.`__sd_changes` AS `t`
+MERGE INTO `lake`.`sales`.`sd__changes` AS `t`
 USING (
   SELECT
     'orders' AS `table_name`,

@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS `lake`.`sales`.`__sd_changes` (
+CREATE TABLE IF NOT EXISTS `lake`.`sales`.`sd__changes` (
   `table_name` STRING,
   `column_name` STRING,
   `change` STRING,
@@ -18,7 +18,7 @@ TBLPROPERTIES (
   'write.parquet.row-group-size-bytes'='4194304'
 );
 
-MERGE INTO `lake`.`sales`.`__sd_changes` AS `t`
+MERGE INTO `lake`.`sales`.`sd__changes` AS `t`
 USING (
   SELECT
     'orders' AS `table_name`,

@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS `lake`.`my-schema.v2`.`__sd_changes` (
+CREATE TABLE IF NOT EXISTS `lake`.`my-schema.v2`.`sd__changes` (
   `table_name` STRING,
   `column_name` STRING,
   `change` STRING,
@@ -18,7 +18,7 @@ TBLPROPERTIES (
   'write.parquet.row-group-size-bytes'='4194304'
 );
 
-MERGE INTO `lake`.`my-schema.v2`.`__sd_changes` AS `t`
+MERGE INTO `lake`.`my-schema.v2`.`sd__changes` AS `t`
 USING (
   SELECT
     'order `items` 2024' AS `table_name`,

@@ -135,7 +135,7 @@ def test_bad_batch_fails_cleanly_and_leaves_the_table_unchanged(
     assert by_id(lake, dest) == rows_before
     assert lake.snapshot_count(dest.schema, "orders") == snapshots_before
     # Nothing recorded: no value was changed, since no row was written.
-    changes = qualified(lake.catalog, dest.schema, "__sd_changes")
+    changes = qualified(lake.catalog, dest.schema, "sd__changes")
     assert not lake.child().catalog.tableExists(changes)
     # The server keeps serving: a good batch right after succeeds.
     good = dest.write_file(HEADER, [["3", "3.00", "three", SYNC2, "false"]])

@@ -31,7 +31,7 @@ from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lak
 pytestmark = pytest.mark.spark
 
 NULLS = {"bad_value_policy": "null"}
-CHANGES = "__sd_changes"
+CHANGES = "sd__changes"
 SYNC1 = "2024-03-01T10:00:00.000Z"
 SYNC2 = "2024-03-02T10:00:00.000Z"
 # Spark reads TIMESTAMP values back as naive datetimes in its session zone, UTC.

@@ -117,7 +117,7 @@ def read(spark: SparkSession, warehouse: Path, schema: str, table: str) -> Rows:
 
 def flush_record(warehouse: Path) -> str | None:
     """The intermediate table's flush record, from its newest metadata file."""
-    folder = warehouse / SCHEMA / "__sd_pending_t" / "metadata"
+    folder = warehouse / SCHEMA / "sd__pending__t" / "metadata"
     versions = sorted(folder.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0]))
     if not versions:
         return None
@@ -155,7 +155,7 @@ def test_killed_after_the_append_during_a_flush_and_before_the_clean_up_ends_as_
     ok(reference.create("t", COLUMNS))
 
     def pending() -> Rows:
-        return read(spark, warehouse, SCHEMA, "__sd_pending_t")
+        return read(spark, warehouse, SCHEMA, "sd__pending__t")
 
     def table() -> Rows:
         return read(spark, warehouse, SCHEMA, "t")

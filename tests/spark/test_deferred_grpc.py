@@ -157,18 +157,18 @@ def test_write_batch_appends_and_the_intermediate_table_stays_out_of_sight(
         create_both(pair)
         write_sequence(pair)
         assert rows(lake, deferred.schema) == []  # nothing merged yet: readers see the old table
-        assert tables(lake, deferred.schema) == {"t", "__sd_pending_t"}
+        assert tables(lake, deferred.schema) == {"t", "sd__pending__t"}
         # DescribeTable shows the table's own columns; the intermediate table cannot be named.
         described = deferred.describe("t")
         assert [c.name for c in described.table.columns] == HEADER
-        refused = deferred.describe("__sd_pending_t")
+        refused = deferred.describe("sd__pending__t")
         assert refused.WhichOneof("response") == "task" and "reserves" in refused.task.message
-        written = deferred.write("__sd_pending_t", COLUMNS)
+        written = deferred.write("sd__pending__t", COLUMNS)
         assert written.WhichOneof("response") == "task"
         outcome = engine.flush(deferred.configuration, deferred.schema, "t")
         assert outcome is not None and (outcome.batches, outcome.rows) == (5, 8)
         assert rows(lake, deferred.schema) == rows(lake, merged.schema)
-        assert rows(lake, deferred.schema, "__sd_pending_t") == []
+        assert rows(lake, deferred.schema, "sd__pending__t") == []
         again = engine.flush(deferred.configuration, deferred.schema, "t")
         assert again is not None and again.rows == 0
 
@@ -183,14 +183,14 @@ def test_alter_table_flushes_first_then_a_new_intermediate_table_follows_the_col
         for driver in pair:
             ok(driver.alter("t", wider))
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)
-        assert rows(lake, pair[0].schema, "__sd_pending_t") == []
+        assert rows(lake, pair[0].schema, "sd__pending__t") == []
         header = [c.name for c in wider]
         write_both(
             pair, {"replace": [["3", "c", "3", SYNC3, "false", "x"]]}, header=header, columns=wider
         )
         lake.flush()  # type: ignore[misc]
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)
-        stored = lake.child().table(qualified(lake.catalog, pair[0].schema, "__sd_pending_t"))
+        stored = lake.child().table(qualified(lake.catalog, pair[0].schema, "sd__pending__t"))
         assert "extra" in stored.columns and "__sd_unmodified_extra" in stored.columns
 
 
@@ -231,9 +231,9 @@ def test_migrate_rename_copy_and_drop_flush_first_and_take_the_intermediate_tabl
         deferred, merged = (p.schema for p in pair)
         for table in ("copied", "moved"):
             assert rows(lake, deferred, table) == rows(lake, merged, table) != []
-        assert "__sd_pending_t" not in tables(lake, deferred) and "t" not in tables(lake, deferred)
+        assert "sd__pending__t" not in tables(lake, deferred) and "t" not in tables(lake, deferred)
         write_both(pair, {"replace": [["4", "d", "4", SYNC3, "false"]]}, table="moved")
-        assert "__sd_pending_moved" in tables(lake, deferred)
+        assert "sd__pending__moved" in tables(lake, deferred)
         for driver in pair:
             ok(migrate(driver, "moved", drop=pb.DropOperation(drop_table=True)))
         assert tables(lake, deferred) == {"copied"}
@@ -341,7 +341,7 @@ def test_rows_left_pending_by_another_process_are_flushed_by_the_first_request(
         for request in requests[3:]:
             second.apply({}, request)
         write_sequence_to(pair[1])
-        assert rows(lake, pair[0].schema, "__sd_pending_t") == []
+        assert rows(lake, pair[0].schema, "sd__pending__t") == []
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)
 
 
@@ -365,13 +365,13 @@ def test_an_interrupted_flush_whose_merge_committed_is_finished_not_repeated(
         assert hits
         merged_once = rows(lake, pair[0].schema)
         assert merged_once == rows(lake, pair[1].schema)
-        assert len(rows(lake, pair[0].schema, "__sd_pending_t")) == 8
+        assert len(rows(lake, pair[0].schema, "sd__pending__t")) == 8
         # The next process finishes the clean-up and merges nothing again.
         outcome = _fresh_engine(spark, spark_settings, **pair[0].configuration).flush(
             {}, pair[0].schema, "t"
         )
         assert outcome is not None and (outcome.completed_rows, outcome.rows) == (8, 0)
-        assert rows(lake, pair[0].schema, "__sd_pending_t") == []
+        assert rows(lake, pair[0].schema, "sd__pending__t") == []
         assert rows(lake, pair[0].schema) == merged_once
 
 
@@ -385,7 +385,7 @@ def test_the_fold_alone_would_not_survive_a_second_run_for_a_key_updated_while_a
         write_sequence(pair)
         config = engine.config(pair[0].configuration)
         ref = TableRef(catalog=config.catalog, schema=pair[0].schema, name="t")
-        pending = TableRef(catalog=config.catalog, schema=pair[0].schema, name="__sd_pending_t")
+        pending = TableRef(catalog=config.catalog, schema=pair[0].schema, name="sd__pending__t")
         executor = Executor(engine.sessions.for_request(config))
         table = executor.describe(ref)
         assert table is not None
@@ -416,7 +416,7 @@ def test_a_failed_flush_leaves_both_tables_as_they_were(
         ):
             engine.flush(pair[0].configuration, pair[0].schema, "t")
         assert rows(lake, pair[0].schema) == []
-        assert len(rows(lake, pair[0].schema, "__sd_pending_t")) == 8
+        assert len(rows(lake, pair[0].schema, "sd__pending__t")) == 8
         outcome = engine.flush(pair[0].configuration, pair[0].schema, "t")
         assert outcome is not None and (outcome.completed_rows, outcome.rows) == (0, 8)
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)

@@ -209,7 +209,7 @@ def test_repeated_keys_apply_in_file_order_as_the_tester_sends_them(
 def test_one_write_batch_is_one_iceberg_commit(dest: Destination, lake: Lake) -> None:
     seed(dest, [["1", "1.00", "a", SYNC1, "false"]])
     # Deferred: the commit is the append to the intermediate table; the table is untouched.
-    changed, same = ("__sd_pending_orders", "orders") if dest.deferred else ("orders", None)
+    changed, same = ("sd__pending__orders", "orders") if dest.deferred else ("orders", None)
     before = lake.snapshot_count(dest.schema, changed)
     untouched = lake.snapshot_count(dest.schema, same) if same else None
     replace = dest.write_file(HEADER, [["2", "2.00", "b", SYNC2, "false"]])

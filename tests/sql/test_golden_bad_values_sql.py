@@ -63,24 +63,31 @@ def test_preview_of_a_batch_write_under_each_policy(
 def test_a_history_write_records_the_version_key() -> None:
     null = preview(parse_request(_write("null", "write_history_batch", HISTORY)))
     assert "TO_JSON(STRUCT(`__sd_key_0` AS `id`, `__sd_key_1` AS `_fivetran_start`))" in null
-    assert "MERGE INTO `lake`.`sales`.`__sd_changes`" in null
+    assert "MERGE INTO `lake`.`sales`.`sd__changes`" in null
 
 
 def test_only_the_null_policy_records_changes() -> None:
     fail = preview(parse_request(_write("fail")))
     null = preview(parse_request(_write("null")))
-    assert "__sd_changes" not in fail and "does not fit is NULL" not in fail
-    assert null.count("__sd_changes") >= 2 and "does not fit is NULL" in null
+    assert "sd__changes" not in fail and "does not fit is NULL" not in fail
+    assert null.count("sd__changes") >= 2 and "does not fit is NULL" in null
     # The records come before the table's MERGE.
-    assert null.index("MERGE INTO `lake`.`sales`.`__sd_changes`") < null.index(
+    assert null.index("MERGE INTO `lake`.`sales`.`sd__changes`") < null.index(
         "MERGE INTO `lake`.`sales`.`orders`"
     )
 
 
 def test_the_changes_table_can_be_named_in_the_reserved_space_only() -> None:
     named = _write("null")
+    named["configuration"]["changes_table"] = "sd__rejects"
+    assert "`lake`.`sales`.`sd__rejects`" in preview(parse_request(named))
+    # An earlier name a saved configuration may hold is still taken.
     named["configuration"]["changes_table"] = "__sd_rejects"
     assert "`lake`.`sales`.`__sd_rejects`" in preview(parse_request(named))
     named["configuration"]["changes_table"] = "rejects"
-    with pytest.raises(Exception, match="changes_table 'rejects' must start with '__sd_'"):
+    with pytest.raises(Exception, match="changes_table 'rejects' must start with 'sd__'"):
+        parse_request(named)
+    # Own names must fit every catalog: S3 Tables-style catalogs refuse upper case.
+    named["configuration"]["changes_table"] = "sd__Rejects"
+    with pytest.raises(Exception, match="lower-case letters, digits"):
         parse_request(named)

@@ -24,10 +24,10 @@ from tests.sql.test_golden_sql import ALL_TYPES, ORDERS, TABLE
 
 pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
-PENDING = TableRef(catalog="lake", schema="sales", name="__sd_pending_orders")
+PENDING = TableRef(catalog="lake", schema="sales", name="sd__pending__orders")
 # Odd column names; a table name every dialect's catalog takes.
 ALL_TYPES_TABLE = TableRef(catalog="lake", schema="sales", name="all_types")
-ALL_TYPES_PENDING = TableRef(catalog="lake", schema="sales", name="__sd_pending_all_types")
+ALL_TYPES_PENDING = TableRef(catalog="lake", schema="sales", name="sd__pending__all_types")
 KEY = ("id", "region")
 KEY_ONLY = (
     Column(name="id", type=DataType.LONG, primary_key=True),

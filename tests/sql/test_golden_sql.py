@@ -222,7 +222,7 @@ CASES: dict[str, Op] = {
     # bad_value_policy=null: the schema's changes table, and the records of one batch.
     "record_changes": RecordChangesOp(
         table=TABLE,
-        changes=TableRef(catalog="lake", schema="sales", name="__sd_changes"),
+        changes=TableRef(catalog="lake", schema="sales", name="sd__changes"),
         view="sd_batch",
         records="sd_changes",
         key=("id", "region"),
@@ -230,7 +230,7 @@ CASES: dict[str, Op] = {
     ),
     "record_changes_odd_names_no_synced": RecordChangesOp(
         table=ODD_TABLE,
-        changes=TableRef(catalog="lake", schema="my-schema.v2", name="__sd_changes"),
+        changes=TableRef(catalog="lake", schema="my-schema.v2", name="sd__changes"),
         view="sd_batch",
         records="sd_changes",
         key=("id", "at`time"),
@@ -238,7 +238,7 @@ CASES: dict[str, Op] = {
     ),
     "record_changes_unity_names_no_synced": RecordChangesOp(
         table=UNITY_TABLE,
-        changes=TableRef(catalog="lake", schema=UNITY_TABLE.schema, name="__sd_changes"),
+        changes=TableRef(catalog="lake", schema=UNITY_TABLE.schema, name="sd__changes"),
         view="sd_batch",
         records="sd_changes",
         key=("id", "at`time"),

@@ -58,7 +58,7 @@ def test_the_policy_defaults_to_fail_and_the_changes_table_to_the_reserved_space
     config = parse_config({})
     assert config.bad_value_policy is BadValuePolicy.FAIL and changes_table_of(config) is None
     lenient = parse_config({"bad_value_policy": "null"})
-    assert changes_table_of(lenient) == "__sd_changes"
+    assert changes_table_of(lenient) == "sd__changes"
     named = parse_config({"bad_value_policy": "NULL", "changes_table": "__sd_rejects"})
     assert changes_table_of(named) == "__sd_rejects"
 
@@ -66,8 +66,8 @@ def test_the_policy_defaults_to_fail_and_the_changes_table_to_the_reserved_space
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("changes", "must start with '__sd_'"),
-        ("orders", "must start with '__sd_'"),
+        ("changes", "must start with 'sd__'"),
+        ("orders", "must start with 'sd__'"),
         ("__sd_a/b", "path separator"),
         ("__sd_" + "x" * 300, "longer than 255 bytes"),
     ],
@@ -99,14 +99,14 @@ def test_fail_plans_no_lenient_column_and_no_record() -> None:
 def test_null_leaves_keys_and_fivetran_columns_strict_and_records_before_the_merge() -> None:
     request = WriteBatchRequest(schema="s", table=TABLE, files=_files())
     plan = plan_change(
-        request, TABLE, catalog="lake", target=SPARK_ICEBERG, changes_table="__sd_changes"
+        request, TABLE, catalog="lake", target=SPARK_ICEBERG, changes_table="sd__changes"
     )
     stage, (record,) = _ops(plan)
     assert stage.lenient == ("amount", "code")
     assert stage.changes_key == ("id",) and stage.changes_view == "sd_changes"
     # Iceberg strings have no length limit.
     assert stage.max_lengths == ()
-    assert record.changes == TableRef(catalog="lake", schema="s", name="__sd_changes")
+    assert record.changes == TableRef(catalog="lake", schema="s", name="sd__changes")
     assert record.key == ("id",) and record.synced
     kinds = [type(op).__name__ for op in plan.ops]
     assert kinds == ["StageBatchOp", "RecordChangesOp", "MergeBatchOp"]
@@ -114,7 +114,7 @@ def test_null_leaves_keys_and_fivetran_columns_strict_and_records_before_the_mer
 
 def test_databricks_limits_the_length_of_a_string_column_declared_with_one() -> None:
     request = WriteBatchRequest(schema="s", table=TABLE, files=_files())
-    for changes_table in (None, "__sd_changes"):
+    for changes_table in (None, "sd__changes"):
         plan = plan_change(
             request, TABLE, catalog="lake", target=DATABRICKS_DELTA, changes_table=changes_table
         )
@@ -135,7 +135,7 @@ def test_a_changes_table_name_the_catalog_refuses_is_refused_before_anything_run
 def test_history_records_the_version_key_and_keeps_history_columns_strict() -> None:
     request = WriteHistoryBatchRequest(schema="s", table=HISTORY, files=_files())
     plan = plan_change(
-        request, HISTORY, catalog="lake", target=SPARK_ICEBERG, changes_table="__sd_changes"
+        request, HISTORY, catalog="lake", target=SPARK_ICEBERG, changes_table="sd__changes"
     )
     stage, (record,) = _ops(plan)
     assert stage.lenient == ("n",)
@@ -146,7 +146,7 @@ def test_the_warning_names_table_columns_counts_and_reasons_only() -> None:
     ref = TableRef(catalog="lake", schema="sales", name="orders")
     text = changes_warning(
         ref,
-        "__sd_changes",
+        "sd__changes",
         (
             ChangeCount(
                 column="amount", change=Change.NULLED, reason="DECIMAL(10, 2) overflow", count=3
@@ -161,7 +161,7 @@ def test_the_warning_names_table_columns_counts_and_reasons_only() -> None:
     )
     assert text == (
         "bad_value_policy=null: 6 value(s) of table 'sales'.'orders' did not fit their columns "
-        "and were changed, each recorded in 'sales'.'__sd_changes': column 'amount': 3 NULLED "
+        "and were changed, each recorded in 'sales'.'sd__changes': column 'amount': 3 NULLED "
         "(DECIMAL(10, 2) overflow), 1 NULLED (not a valid DECIMAL(10, 2)); column 'code': "
         "2 TRUNCATED (longer than 8 characters)"
     )

@@ -33,26 +33,122 @@ def test_hadoop_is_the_default_with_an_absolute_warehouse() -> None:
     assert conf["spark.sql.defaultCatalog"] == "lake"
 
 
-def test_an_object_store_warehouse_is_kept_as_given_with_maven_jars_and_spark_conf() -> None:
+S3 = {
+    "storage": "s3",
+    "s3_region": "eu-west-3",
+    "s3_endpoint": "http://127.0.0.1:8333",
+    "s3_access_key_id": "AKIDEXAMPLE",
+    "s3_secret_access_key": "TOPSECRET",
+}
+
+
+def test_a_rest_catalog_on_s3_gets_s3_file_io_with_its_region_and_keys_and_sigv4() -> None:
     conf = _conf(
         {
-            "warehouse": "s3a://bucket/warehouse",
-            "jar_source": "maven",
-            "extra_packages": "org.apache.hadoop:hadoop-aws:3.3.4",
-            "spark_conf": "spark.hadoop.fs.s3a.endpoint=http://minio:9000",
+            **S3,
+            "catalog_type": "rest",
+            "catalog_uri": "http://127.0.0.1:8181",
+            "catalog_auth": "sigv4",
+            "catalog_signing_name": "s3",
+            "warehouse": "s3://tables",
         }
     )
-    assert conf["spark.sql.catalog.lake.warehouse"] == "s3a://bucket/warehouse"
-    assert conf["spark.jars.packages"] == (
-        f"{ICEBERG_RUNTIME.coordinate},org.apache.hadoop:hadoop-aws:3.3.4"
+    prefix = "spark.sql.catalog.lake."
+    assert conf[prefix + "io-impl"] == "org.apache.iceberg.aws.s3.S3FileIO"
+    assert conf[prefix + "client.region"] == "eu-west-3"
+    assert conf[prefix + "s3.endpoint"] == "http://127.0.0.1:8333"
+    assert conf[prefix + "s3.path-style-access"] == "true"
+    assert conf[prefix + "s3.access-key-id"] == "AKIDEXAMPLE"
+    assert conf[prefix + "s3.secret-access-key"] == "TOPSECRET"
+    assert conf[prefix + "rest.auth.type"] == "sigv4"
+    assert conf[prefix + "rest.signing-region"] == "eu-west-3"
+    assert conf[prefix + "rest.signing-name"] == "s3"
+    assert conf[prefix + "warehouse"] == "s3://tables"
+    # The AWS bundle goes on the class path.
+    assert "iceberg-aws-bundle" in conf.get("spark.jars", "")
+
+
+def test_the_default_credential_chain_sets_no_keys_but_always_a_region() -> None:
+    configuration = {
+        "storage": "s3",
+        "s3_region": "us-east-1",
+        "s3_credentials": "default_chain",
+        "catalog_type": "hive",
+        "catalog_uri": "thrift://hms:9083",
+        "warehouse": "s3://bucket/lake",
+    }
+    conf = _conf(configuration)
+    assert conf["spark.sql.catalog.lake.client.region"] == "us-east-1"
+    assert not [k for k in conf if "access-key" in k]
+    assert "spark.sql.catalog.lake.s3.endpoint" not in conf  # AWS's own endpoint
+    with pytest.raises(ConfigurationError, match="apply to s3_credentials keys"):
+        _conf({**configuration, "s3_access_key_id": "AKID"})
+
+
+@pytest.mark.parametrize(
+    ("configuration", "message"),
+    [
+        # The Hadoop catalog commits by rename: refused on S3, naming what to use.
+        ({**S3, "warehouse": "s3://bucket/wh"}, "cannot keep tables on S3.*catalog_type rest"),
+        ({"warehouse": "s3a://bucket/wh"}, "cannot keep tables on S3"),
+        (
+            {"catalog_type": "hive", "catalog_uri": "thrift://h:9083", "warehouse": "s3://b/w"},
+            "is on S3: set storage s3",
+        ),
+        (
+            {**S3, "catalog_type": "hive", "catalog_uri": "thrift://h:9083", "warehouse": "/w"},
+            "needs warehouse s3://",
+        ),
+        ({**S3, "s3_region": ""}, "needs s3_region"),
+        ({**S3, "s3_secret_access_key": ""}, "needs s3_secret_access_key"),
+        ({"s3_access_key_id": "AKID"}, "apply to storage s3"),
+        ({"s3_region": "EU West"}, "region name"),
+        ({"s3_endpoint": "minio:9000"}, "http:// or https:// URL"),
+        (
+            {"catalog_type": "rest", "catalog_uri": "https://r", "catalog_auth": "sigv4"},
+            "signs with the S3 region and credentials",
+        ),
+    ],
+)
+def test_storage_settings_that_cannot_work_are_refused(
+    configuration: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        settings_for(parse_config(configuration))
+
+
+def test_s3_secrets_never_show_in_reprs_or_descriptions() -> None:
+    settings = settings_for(
+        parse_config(
+            {**S3, "catalog_type": "rest", "catalog_uri": "http://r", "catalog_auth": "sigv4"}
+        )
     )
-    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"
+    for text in (repr(settings), repr(settings.catalog_spec), settings.catalog_spec.describe()):
+        assert "TOPSECRET" not in text
+    assert "AKIDEXAMPLE" in settings.catalog_spec.describe()
+
+
+def test_maven_jars_take_the_pinned_coordinates_and_extra_packages() -> None:
+    conf = _conf(
+        {
+            **S3,
+            "catalog_type": "rest",
+            "catalog_uri": "http://r",
+            "jar_source": "maven",
+            "extra_packages": "org.example:extra:1.0",
+        }
+    )
+    packages = conf["spark.jars.packages"].split(",")
+    assert packages[0] == ICEBERG_RUNTIME.coordinate
+    assert "org.apache.iceberg:iceberg-aws-bundle:" + ICEBERG_RUNTIME.version in packages
+    assert packages[-1] == "org.example:extra:1.0"
 
 
 def test_a_local_warehouse_reads_through_small_buffers_unless_the_operator_sets_them() -> None:
     # Spark gives Hadoop's io.file.buffer.size the value of spark.buffer.size.
     assert _conf({"warehouse": "rel/wh"})["spark.buffer.size"] == str(LOCAL_READ_BUFFER_BYTES)
-    assert "spark.buffer.size" not in _conf({"warehouse": "s3a://bucket/warehouse"})
+    on_s3 = {**S3, "catalog_type": "rest", "catalog_uri": "http://r", "warehouse": "s3://t"}
+    assert "spark.buffer.size" not in _conf(on_s3)
     operator = _conf({"warehouse": "rel/wh", "spark_conf": "spark.buffer.size=131072"})
     assert operator["spark.buffer.size"] == "131072"
 
@@ -144,7 +240,7 @@ def test_a_local_path_warehouse_is_refused_when_executors_run_elsewhere() -> Non
         ("local[*]", "/data/wh", {"10.0.0.7"}),  # local master: one machine
         ("spark://127.0.0.1:7077", "/data/wh", {"127.0.0.1", "vm"}),  # executors on this host
         ("spark://head:7077", "file:///mnt/nfs/wh", {"10.0.0.7"}),  # a URI: declared shared
-        ("spark://head:7077", "s3a://bucket/wh", {"10.0.0.7"}),
+        ("spark://head:7077", "hdfs://nn:8020/wh", {"10.0.0.7"}),
     ],
 )
 def test_shared_or_single_host_warehouses_pass(
@@ -173,4 +269,5 @@ def test_the_configuration_form_offers_every_new_key_with_valid_defaults() -> No
                 "maintenance_delete_files", "snapshot_retention_hours"):  # fmt: skip
         assert key in fields
     assert fields["catalog_credential"].text_field == 1  # Password: masked in the UI
+    assert fields["s3_secret_access_key"].text_field == 1
     parse_config({name: field.default_value for name, field in fields.items()})

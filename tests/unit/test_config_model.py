@@ -29,7 +29,7 @@ def readme_keys(text: str) -> list[str]:
             in_key_table = False
         elif cells[0] == "key":
             in_key_table = True
-        elif in_key_table and (name := re.fullmatch(r"`([a-z_]+)`", cells[0])):
+        elif in_key_table and (name := re.fullmatch(r"`([a-z0-9_]+)`", cells[0])):
             keys.append(name.group(1))
     return keys
 

@@ -48,7 +48,7 @@ ORDERS = Table(
     ),
 )
 REF = TableRef(catalog="lake", schema="sales", name="orders")
-PENDING = TableRef(catalog="lake", schema="sales", name="__sd_pending_orders")
+PENDING = TableRef(catalog="lake", schema="sales", name="sd__pending__orders")
 
 
 def _request(
@@ -79,7 +79,7 @@ def test_the_mode_is_merge_unless_asked_and_the_defaults_are_seed_004s() -> None
     assert config.write_mode is WriteMode.MERGE
     assert config.merge_interval_ms == 60_000
     assert config.merge_records_threshold == OFF == -1
-    assert config.intermediate_table_prefix == "__sd_pending_"
+    assert config.intermediate_table_prefix == "sd__pending__"
     deferred = parse_config(
         {"write_mode": "deferred", "merge_interval_ms": "-1", "merge_records_threshold": "500"}
     )
@@ -93,8 +93,8 @@ def test_the_mode_is_merge_unless_asked_and_the_defaults_are_seed_004s() -> None
         ("merge_interval_ms", "0", "whole number >= 1, or -1 (off)"),
         ("merge_records_threshold", "-2", "whole number >= 1, or -1 (off)"),
         ("write_mode", "later", "must be one of: merge, deferred"),
-        ("intermediate_table_prefix", "tmp_", "must start with '__sd_'"),
-        ("intermediate_table_prefix", "__sd_", "must start with '__sd_' and go on"),
+        ("intermediate_table_prefix", "tmp_", "must start with 'sd__'"),
+        ("intermediate_table_prefix", "sd__", "must start with 'sd__' and go on"),
         ("intermediate_table_prefix", "__sd_a/b", "path separator"),
     ],
 )
@@ -108,7 +108,7 @@ def test_bad_values_are_refused_naming_the_key(key: str, value: str, says: str) 
 
 
 def test_the_intermediate_table_is_the_prefix_plus_the_name_in_the_same_schema() -> None:
-    assert pending_ref(REF, "__sd_pending_", target=SPARK_ICEBERG) == PENDING
+    assert pending_ref(REF, "sd__pending__", target=SPARK_ICEBERG) == PENDING
     other = pending_ref(REF, "__sd_tmp_", target=SPARK_ICEBERG)
     assert (other.schema, other.name) == ("sales", "__sd_tmp_orders")
 
@@ -116,7 +116,7 @@ def test_the_intermediate_table_is_the_prefix_plus_the_name_in_the_same_schema()
 def test_a_name_over_255_bytes_is_a_clear_error() -> None:
     long = TableRef(catalog="lake", schema="s", name="é" * 122)  # 244 bytes: a valid table
     with pytest.raises(InvalidRequestError) as raised:
-        pending_ref(long, "__sd_pending_", target=SPARK_ICEBERG)
+        pending_ref(long, "sd__pending__", target=SPARK_ICEBERG)
     message = str(raised.value)
     assert "257 bytes (UTF-8), longer than the 255 bytes" in message
     assert "intermediate_table_prefix" in message
@@ -167,11 +167,11 @@ def test_bad_value_policy_null_stages_leniently_and_records_before_the_append() 
     file and row) and the append is the request's last commit."""
     plan = plan_deferred_write(
         _request(replace=("a.csv",)), ORDERS, catalog="lake", target=SPARK_ICEBERG,
-        pending=PENDING, existing_layout=pending_layout(ORDERS), changes_table="__sd_changes",
+        pending=PENDING, existing_layout=pending_layout(ORDERS), changes_table="sd__changes",
     )  # fmt: skip
     stage, record, append = plan.ops
     assert isinstance(stage, StageBatchOp) and stage.lenient == ("note", "amount")
-    assert isinstance(record, RecordChangesOp) and record.changes.name == "__sd_changes"
+    assert isinstance(record, RecordChangesOp) and record.changes.name == "sd__changes"
     assert record.table == REF and isinstance(append, AppendPendingOp)
     strict = _plan(_request(replace=("a.csv",)), pending_layout(ORDERS))
     assert isinstance(strict[0], StageBatchOp) and strict[0].lenient == ()
@@ -263,16 +263,16 @@ def test_preview_shows_the_deferred_append_and_never_the_tables_merge() -> None:
         "file_params": {"null_string": "NUL", "unmodified_string": "UNM"},
     }
     shown = preview(parse_request(request))
-    assert "INSERT INTO `lake`.`sales`.`__sd_pending_orders`" in shown
+    assert "INSERT INTO `lake`.`sales`.`sd__pending__orders`" in shown
     assert "MERGE" not in shown and "CREATE TABLE" not in shown
     created = preview(parse_request({**request, "intermediate_table_exists": False}))
-    assert "CREATE TABLE `lake`.`sales`.`__sd_pending_orders`" in created
+    assert "CREATE TABLE `lake`.`sales`.`sd__pending__orders`" in created
 
 
 def test_preview_of_a_flush() -> None:
     shown = preview(parse_request({"request": "flush", "schema": "sales", "table": TABLE_JSON}))
-    assert "FROM `lake`.`sales`.`__sd_pending_orders`" in shown
+    assert "FROM `lake`.`sales`.`sd__pending__orders`" in shown
     assert "MERGE INTO `lake`.`sales`.`orders` AS `t`" in shown
-    assert "DELETE FROM `lake`.`sales`.`__sd_pending_orders`" in shown
+    assert "DELETE FROM `lake`.`sales`.`sd__pending__orders`" in shown
     with pytest.raises(InvalidRequestError, match="needs the table"):
         preview(parse_request({"request": "flush", "schema": "sales", "table_name": "orders"}))

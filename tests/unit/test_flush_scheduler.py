@@ -7,8 +7,8 @@ import threading
 
 from spark_destination.engine.flush_scheduler import RETRY_SECONDS, FlushScheduler
 
-A = ("wh", "lake", "s", "a", "__sd_pending_a")
-B = ("wh", "lake", "s", "b", "__sd_pending_b")
+A = ("wh", "lake", "s", "a", "sd__pending__a")
+B = ("wh", "lake", "s", "b", "sd__pending__b")
 
 
 class Clock:

@@ -100,6 +100,7 @@ def test_a_first_time_user_sees_the_few_fields_a_sync_needs() -> None:
     response = form.configuration_form()
     top = [f.name for f in response.fields if f.WhichOneof("type") != "conditional_fields"]
     assert top == [
+        "storage",
         "warehouse",
         "write_mode",
         "catalog_type",
@@ -110,7 +111,20 @@ def test_a_first_time_user_sees_the_few_fields_a_sync_needs() -> None:
 
 def test_fields_appear_for_the_choices_that_use_them() -> None:
     groups = _groups(form.configuration_form())
-    assert groups[("catalog_type", "rest")] == ["catalog_uri", "catalog_credential"]
+    assert groups[("storage", "s3")] == [
+        "s3_region",
+        "s3_endpoint",
+        "s3_credentials",
+        "s3_access_key_id",
+        "s3_secret_access_key",
+    ]
+    assert ("storage", "local") not in groups
+    assert groups[("catalog_type", "rest")] == [
+        "catalog_uri",
+        "catalog_auth",
+        "catalog_credential",
+        "catalog_signing_name",
+    ]
     assert groups[("catalog_type", "hive")] == ["catalog_uri"]
     assert ("catalog_type", "hadoop") not in groups
     assert groups[("write_mode", "deferred")] == [

@@ -38,8 +38,12 @@ def test_odd_but_plain_names_are_kept(name: str) -> None:
 
 
 def test_reserved_names_are_refused_for_tables_and_columns() -> None:
-    with pytest.raises(InvalidRequestError, match="reserves"):
-        table_ref("lake", "s", "__sd_pending_orders", target=SPARK_ICEBERG)
+    # Today's own names and the earlier ones alike.
+    for own in ("sd__pending__orders", "sd__changes", "__sd_pending_orders"):
+        with pytest.raises(InvalidRequestError, match="reserves"):
+            table_ref("lake", "s", own, target=SPARK_ICEBERG)
+    # A column may be called sd__x: the destination's own columns start with __sd_.
+    assert table_ref("lake", "s", "sd_x", target=SPARK_ICEBERG).name == "sd_x"
     table = Table(
         name="t",
         columns=(
@@ -135,5 +139,5 @@ def test_a_hive_metastores_rules_leave_the_spark_catalog_name_and_columns_alone(
 def test_on_a_hive_metastore_a_too_long_intermediate_table_name_says_what_to_change() -> None:
     ref = table_ref("hms", "s", "t" * 120, target=HIVE_ICEBERG)
     with pytest.raises(InvalidRequestError, match="choose a shorter or other intermediate_table"):
-        pending_ref(ref, "__sd_pending_", target=HIVE_ICEBERG)
+        pending_ref(ref, "sd__pending__", target=HIVE_ICEBERG)
     assert pending_ref(ref, "p_", target=HIVE_ICEBERG).name == "p_" + "t" * 120

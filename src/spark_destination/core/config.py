@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from spark_destination.core import parsers
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.core.names import RESERVED_PREFIX
+from spark_destination.core.names import OWN_PREFIX
 from spark_destination.core.parsers import OFF
 from spark_destination.core.settings import (
     FormKind,
@@ -116,6 +116,35 @@ class CatalogType(enum.StrEnum):
     HIVE = "hive"
 
 
+class Storage(enum.StrEnum):
+    """Where the lake's files live."""
+
+    # A path on this machine, or a URI every Spark node reaches (file:// on a shared mount).
+    LOCAL = "local"
+    # Amazon S3 or an S3-compatible store (by endpoint), through Iceberg's S3FileIO.
+    S3 = "s3"
+
+
+class S3Credentials(enum.StrEnum):
+    """How the destination signs its S3 requests."""
+
+    # An access key id and secret access key given in the configuration.
+    KEYS = "keys"
+    # The AWS SDK's default chain (environment, web identity, the instance's or container's
+    # role): for a destination running inside the account that owns the bucket.
+    DEFAULT_CHAIN = "default_chain"
+
+
+class CatalogAuth(enum.StrEnum):
+    """How the destination authenticates to a REST catalog."""
+
+    # OAuth2 client credentials (catalog_credential), or none when that is empty.
+    OAUTH2 = "oauth2"
+    # AWS Signature V4 with the S3 credentials and region (S3 Tables, Glue's Iceberg REST
+    # endpoint, SeaweedFS).
+    SIGV4 = "sigv4"
+
+
 class LayoutStyle(enum.StrEnum):
     """How a table's rows are laid out in its data files (``docs/architecture.md``, "Lake-scale
     layout"): what lets a small batch's key filter skip most of a large table."""
@@ -156,6 +185,7 @@ class BadValuePolicy(enum.StrEnum):
 
 
 # The keys whose values decide which other fields the form shows (``Setting.shown_when``).
+STORAGE: Final = "storage"
 CATALOG_TYPE: Final = "catalog_type"
 WRITE_MODE: Final = "write_mode"
 BAD_VALUE_POLICY: Final = "bad_value_policy"
@@ -166,13 +196,65 @@ ADVANCED: Final = (("advanced_settings", "true"),)
 class DestinationConfig:
     """One request's configuration: the declaration of every key (see the module docstring)."""
 
+    storage: Storage = setting(
+        Storage.LOCAL,
+        parse=parsers.choice(Storage),
+        label="Storage",
+        description="Where the lake's files live: local (a path, or a mount every Spark node "
+        "shares) or s3 (Amazon S3 or an S3-compatible store).",
+        kind=FormKind.DROPDOWN,
+    )
+    s3_region: str = setting(
+        "",
+        shown_when=((STORAGE, "s3"),),
+        parse=parsers.region,
+        label="S3 region",
+        description="The bucket's region, e.g. us-east-1 (required: it is never looked up, so "
+        "no sync waits on the EC2 metadata service). Stores without regions take any.",
+        placeholder="us-east-1",
+    )
+    s3_endpoint: str = setting(
+        "",
+        shown_when=((STORAGE, "s3"),),
+        parse=parsers.http_url,
+        label="S3 endpoint",
+        description="For an S3-compatible store (MinIO, SeaweedFS, Ceph, R2…): its URL; "
+        "requests then use path-style addressing. Empty: AWS's endpoint for the region.",
+        placeholder="https://storage.example.com",
+    )
+    s3_credentials: S3Credentials = setting(
+        S3Credentials.KEYS,
+        shown_when=((STORAGE, "s3"),),
+        parse=parsers.choice(S3Credentials),
+        label="S3 credentials",
+        description="keys: the access key below. default_chain: the AWS SDK's default "
+        "credential chain (environment, web identity, instance or container role), for a "
+        "destination that runs inside the AWS account owning the bucket.",
+        kind=FormKind.DROPDOWN,
+    )
+    s3_access_key_id: str = setting(
+        "",
+        shown_when=((STORAGE, "s3"),),
+        parse=parsers.text,
+        label="S3 access key id",
+        description="With credentials keys: the access key id.",
+    )
+    s3_secret_access_key: str = setting(
+        "",
+        shown_when=((STORAGE, "s3"),),
+        parse=parsers.text,
+        label="S3 secret access key",
+        description="With credentials keys: the secret access key (never logged or shown).",
+        kind=FormKind.SECRET,
+    )
     warehouse: str = setting(
         "./warehouse",
         parse=parsers.text,
-        label="Iceberg warehouse location",
-        description="Path or URI of the Iceberg warehouse (Hadoop catalog) that holds the "
-        "tables. Every Spark executor must be able to reach it.",
-        placeholder="/data/warehouse or s3a://bucket/warehouse",
+        label="Warehouse",
+        description="Where the tables live: a path (local storage), s3://bucket/prefix (S3 "
+        "with a Hive metastore), or the warehouse a REST catalog names (e.g. s3://table-bucket "
+        "or a catalog name). Every Spark executor must be able to reach it.",
+        placeholder="/data/warehouse or s3://bucket/lake",
     )
     catalog: str = setting(
         "lake",
@@ -258,12 +340,12 @@ class DestinationConfig:
         "(-1: off).",
     )
     intermediate_table_prefix: str = setting(
-        RESERVED_PREFIX + "pending_",
+        OWN_PREFIX + "pending__",
         shown_when=((WRITE_MODE, "deferred"),),
         parse=parsers.reserved_prefix,
         label="Intermediate table prefix",
         description="deferred mode: a table's pending batches are kept in the table of this "
-        f"name plus the table's name, in the same schema; it must start with {RESERVED_PREFIX} "
+        f"name plus the table's name, in the same schema; it must start with {OWN_PREFIX} "
         "(a name Fivetran never gives a table).",
     )
     executor_memory: str = setting(
@@ -300,13 +382,32 @@ class DestinationConfig:
         description="REST: the service's base URL; Hive: the metastore URI.",
         placeholder="https://catalog.example.com/api or thrift://metastore:9083",
     )
+    catalog_auth: CatalogAuth = setting(
+        CatalogAuth.OAUTH2,
+        shown_when=((CATALOG_TYPE, "rest"),),
+        parse=parsers.choice(CatalogAuth),
+        label="Catalog authentication",
+        description="REST: oauth2 (the credential below; none when it is empty) or sigv4 "
+        "(AWS Signature V4 with the S3 credentials and region: S3 Tables, Glue's Iceberg REST "
+        "endpoint).",
+        kind=FormKind.DROPDOWN,
+    )
     catalog_credential: str = setting(
         "",
         shown_when=((CATALOG_TYPE, "rest"),),
         parse=parsers.text,
         label="Catalog credential",
-        description="REST: OAuth2 client credential 'client_id:client_secret'.",
+        description="REST with oauth2: the client credential 'client_id:client_secret'.",
         kind=FormKind.SECRET,
+    )
+    catalog_signing_name: str = setting(
+        "s3tables",
+        shown_when=((CATALOG_TYPE, "rest"),),
+        parse=parsers.signing_name,
+        label="Catalog signing name",
+        description="REST with sigv4: the service name requests are signed for: s3tables (S3 "
+        "Tables), glue (Glue), s3 (SeaweedFS).",
+        placeholder="s3tables",
     )
     extra_packages: tuple[str, ...] = setting(
         (),
@@ -412,14 +513,14 @@ class DestinationConfig:
         kind=FormKind.DROPDOWN,
     )
     changes_table: str = setting(
-        "__sd_changes",
+        OWN_PREFIX + "changes",
         shown_when=((BAD_VALUE_POLICY, "null"),),
         parse=parsers.reserved_table_name,
         label="Changes table",
         description="Table of each schema that records the values bad_value_policy null "
         "changed (table, column, NULLED or TRUNCATED, reason, batch file, row, primary key); "
-        "its name starts with __sd_, which no Fivetran table can.",
-        placeholder="__sd_changes",
+        f"its name starts with {OWN_PREFIX}, which no Fivetran table can.",
+        placeholder=OWN_PREFIX + "changes",
     )
 
     # Last: the form shows the advanced settings after it.

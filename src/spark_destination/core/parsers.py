@@ -13,7 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 from spark_destination.core.errors import ConfigurationError
-from spark_destination.core.names import RESERVED_PREFIX, path_problem
+from spark_destination.core.names import (
+    OWN_PREFIX,
+    RESERVED_PREFIX,
+    is_own_table,
+    own_name_problem,
+    path_problem,
+)
 from spark_destination.core.settings import InvalidValue
 
 E = TypeVar("E", bound=enum.Enum)
@@ -40,6 +46,10 @@ _MASTER = re.compile(
     r"|mesos://\S+)"
 )
 _COORDINATE = re.compile(r"^[\w.-]+:[\w.-]+:[\w.+-]+$")
+# An AWS region name (us-east-1, eu-central-2, us-gov-west-1, cn-north-1) or a store's own.
+_REGION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_HTTP_URL = re.compile(r"https?://[^\s/?#]+(?:/[^\s?#]*)?", re.IGNORECASE)
+_SIGNING_NAME = re.compile(r"[a-z0-9-]+")
 
 
 def check_catalog_name(name: str) -> str:
@@ -77,6 +87,24 @@ def yes_no(text: str) -> bool:
 def catalog_name(text: str) -> str:
     if not _CATALOG_NAME.fullmatch(text):
         raise InvalidValue(f"{text!r} must be a plain name (letters, digits, underscores)")
+    return text
+
+
+def region(text: str) -> str:
+    if not _REGION.fullmatch(text):
+        raise InvalidValue(f"{text!r} must be a region name such as us-east-1")
+    return text
+
+
+def http_url(text: str) -> str:
+    if not _HTTP_URL.fullmatch(text):
+        raise InvalidValue(f"{text!r} must be an http:// or https:// URL")
+    return text.rstrip("/")
+
+
+def signing_name(text: str) -> str:
+    if not _SIGNING_NAME.fullmatch(text):
+        raise InvalidValue(f"{text!r} must be a service name such as s3tables or glue")
     return text
 
 
@@ -138,15 +166,19 @@ def count_or_off(minimum: int) -> Callable[[str], int]:
 
 
 def reserved_prefix(text: str) -> str:
-    """A name prefix inside the destination's reserved space: no Fivetran table can start with
-    it, so no name made with it can be one Fivetran creates."""
-    if not text.startswith(RESERVED_PREFIX) or len(text) == len(RESERVED_PREFIX):
+    """A name prefix in the destination's own space (``core.names``): no Fivetran table can
+    start with it, so no name made with it can be one Fivetran creates. ``sd__…`` names fit
+    every supported catalog; the earlier ``__sd_…`` ones are still taken (a saved configuration
+    may hold one), where the catalog takes them."""
+    if not text.startswith((OWN_PREFIX, RESERVED_PREFIX)) or len(text) <= len(OWN_PREFIX):
         raise InvalidValue(
-            f"{text!r} must start with {RESERVED_PREFIX!r} and go on (a name Fivetran never "
+            f"{text!r} must start with {OWN_PREFIX!r} and go on (a name Fivetran never "
             "gives a table)"
         )
     problem = path_problem(text)
     if problem is not None:
+        raise InvalidValue(f"{text!r} {problem}")
+    if text.startswith(OWN_PREFIX) and (problem := own_name_problem(text + "x")) is not None:
         raise InvalidValue(f"{text!r} {problem}")
     return text
 
@@ -199,11 +231,13 @@ def locations(text: str) -> tuple[str, ...]:
 
 
 def reserved_table_name(text: str) -> str:
-    """A name for one of the destination's own tables: in the reserved space (so it never
-    collides with a Fivetran table) and one plain path component."""
-    if not text.startswith(RESERVED_PREFIX):
-        raise InvalidValue(f"{text!r} must start with {RESERVED_PREFIX!r}")
+    """A name for one of the destination's own tables: in its own space (so it never collides
+    with a Fivetran table; ``reserved_prefix``) and one plain path component."""
+    if not is_own_table(text) or len(text) <= len(OWN_PREFIX):
+        raise InvalidValue(f"{text!r} must start with {OWN_PREFIX!r}")
     problem = path_problem(text)
+    if problem is None and text.startswith(OWN_PREFIX):
+        problem = own_name_problem(text)
     if problem is not None:
         raise InvalidValue(f"{text!r} {problem}")
     return text

@@ -4,7 +4,7 @@ A shared catalog can be set up so that Iceberg cannot commit to it (a Hive metas
 its lock tables refuses every commit lock; one with
 ``hive.metastore.disallow.incompatible.col.type.changes=true`` refuses to drop a column). The
 setup test finds that before the first sync, on a probe table in a namespace the destination
-owns (``__sd_`` names are the destination's own), one step at a time so a failure names the
+owns (``sd__`` names are the destination's own), one step at a time so a failure names the
 step: create the namespace, create the table (a locked commit), change a property (another
 locked commit), drop a column, drop the table.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from spark_destination.core.model import Column, DataType
+from spark_destination.core.names import OWN_PREFIX
 from spark_destination.planner.ir import (
     CreateNamespaceOp,
     CreateTableOp,
@@ -27,7 +28,7 @@ from spark_destination.planner.ir import (
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.target import Target
 
-PROBE_NAMESPACE: Final = "__sd_setup"
+PROBE_NAMESPACE: Final = OWN_PREFIX + "setup"
 PROBE_PROPERTY: Final = "spark_destination.probe"
 # The column the probe drops: it is not the last, so dropping it moves the one after it (an
 # INT) into the place of a STRING, which a metastore that checks column types refuses (it

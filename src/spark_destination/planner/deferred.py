@@ -6,9 +6,9 @@ table's **intermediate table** (``AppendPendingOp``: one commit, the table is no
 MERGE, and ``ClearPendingOp`` deletes the rows it folded.
 
 The intermediate table lives in the table's schema, named ``intermediate_table_prefix`` + the
-table's name. The prefix starts with ``core.names.RESERVED_PREFIX``, which no Fivetran table or
-column may start with: the name can never be one Fivetran creates, a request can never name it,
-and DescribeTable of the real table never shows it. Its rows (``pending_columns``): the key
+table's name. The prefix starts with ``core.names.OWN_PREFIX``, which no Fivetran table may start
+with: the name can never be one Fivetran creates, a request can never name it, and
+DescribeTable of the real table never shows it. Its rows (``pending_columns``): the key
 columns, every other column of the table (nullable), an unmodified mask per non-key column, the
 row's operation, a counter ordering every row of the table across batches and the batch number.
 The layout it was made for is kept in its ``LAYOUT_PROPERTY``: a table whose columns changed

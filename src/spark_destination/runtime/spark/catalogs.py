@@ -9,8 +9,14 @@ Iceberg's ``SparkCatalog`` reads ``spark.sql.catalog.<name>.*`` the first time a
   (a warehouse *name* or location, as the service defines it).
 - ``hive``: a Hive metastore (``thrift://host:9083``); ``warehouse`` is optional.
 
-Further catalog properties (``io-impl``, ``s3.endpoint``, ``header.*``…) go through
-``spark_conf`` as ``spark.sql.catalog.<name>.<property>``; the keys below are managed here.
+A catalog's tables live on local storage (a path, or a URI every node shares) or on S3
+(``storage``: Iceberg's ``S3FileIO`` with the properties ``runtime.spark.storage`` makes). The
+Hadoop catalog is refused on S3: it commits by renaming a file, which S3 cannot do atomically
+(Iceberg's documentation says it needs an atomic rename), so a second writer or a crash in the
+middle of a commit can lose a commit; the message names the catalogs to use instead.
+
+Further catalog properties (``header.*``, ``scope``…) go through ``spark_conf`` as
+``spark.sql.catalog.<name>.<property>``; the keys below are managed here.
 """
 
 from __future__ import annotations
@@ -19,9 +25,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from spark_destination.core.config import CatalogType
+from spark_destination.core.config import CatalogAuth, CatalogType
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import check_catalog_name, is_uri
+from spark_destination.runtime.spark.storage import (
+    MANAGED_S3_PROPERTIES,
+    S3Storage,
+    is_s3_location,
+)
 
 ICEBERG_CATALOG_CLASS: Final = "org.apache.iceberg.spark.SparkCatalog"
 
@@ -41,7 +52,25 @@ MANAGED_PROPERTIES: Final = frozenset(
         "credential",
         "use-nullable-query-schema",
         HIVE_LOCK_CREATION_TIMEOUT[0],
+        *MANAGED_S3_PROPERTIES,
     }
+)
+# A catalog property whose value is a secret: never in a message.
+_SECRET_WORDS: Final = ("secret", "credential", "password", "token")
+# The default service name a REST catalog's SigV4 requests are signed for (S3 Tables).
+DEFAULT_SIGNING_NAME: Final = "s3tables"
+
+
+def is_secret_property(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+_NOT_ON_S3: Final = (
+    "the Hadoop catalog cannot keep tables on S3: it commits by renaming a file, which S3 "
+    "cannot do atomically, so a second writer or a crash in the middle of a commit can lose "
+    "commits. Use catalog_type rest (S3 Tables, Glue's Iceberg REST endpoint, Polaris, Nessie, "
+    "…) or hive (a Hive metastore)"
 )
 
 
@@ -65,10 +94,15 @@ class CatalogSpec:
     uri: str = ""
     # An OAuth2 client credential: never in logs or reprs.
     credential: str = field(default="", repr=False)
+    # Where the tables' files are: None for local storage.
+    s3: S3Storage | None = None
+    auth: CatalogAuth = CatalogAuth.OAUTH2
+    signing_name: str = DEFAULT_SIGNING_NAME
 
     def __post_init__(self) -> None:
         check_catalog_name(self.name)
         object.__setattr__(self, "type", _catalog_type(self.type))
+        self._check_storage()
         match self.type:
             case CatalogType.HADOOP:
                 object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
@@ -91,6 +125,33 @@ class CatalogSpec:
                     raise ConfigurationError("catalog_credential applies to catalog_type rest")
                 if self.warehouse and not is_uri(self.warehouse):
                     object.__setattr__(self, "warehouse", absolute_warehouse(self.warehouse))
+
+    def _check_storage(self) -> None:
+        """The rules between the catalog, its warehouse and the storage."""
+        on_s3 = bool(self.warehouse) and is_s3_location(self.warehouse)
+        if self.type is CatalogType.HADOOP and (self.s3 is not None or on_s3):
+            raise ConfigurationError(_NOT_ON_S3)
+        if self.type is CatalogType.HIVE and self.s3 is not None and not on_s3:
+            raise ConfigurationError(
+                "catalog_type hive with storage s3 needs warehouse s3://bucket/prefix: the "
+                "namespaces' default location (the metastore's own default is a local path)"
+            )
+        if self.s3 is None and on_s3:
+            raise ConfigurationError(
+                f"warehouse {self.warehouse!r} is on S3: set storage s3 (with s3_region and "
+                "credentials)"
+            )
+        if self.auth is CatalogAuth.SIGV4:
+            if self.type is not CatalogType.REST:
+                raise ConfigurationError("catalog_auth sigv4 applies to catalog_type rest")
+            if self.s3 is None:
+                raise ConfigurationError(
+                    "catalog_auth sigv4 signs with the S3 region and credentials: set storage s3"
+                )
+            if self.credential:
+                raise ConfigurationError(
+                    "catalog_credential applies to catalog_auth oauth2, not sigv4"
+                )
 
     @property
     def prefix(self) -> str:
@@ -116,6 +177,11 @@ class CatalogSpec:
         if self.type is CatalogType.HIVE:
             key, value = HIVE_LOCK_CREATION_TIMEOUT
             entries.append((f"{self.prefix}.{key}", value))
+        if self.s3 is not None:
+            entries += [(f"{self.prefix}.{k}", v) for k, v in self.s3.file_io_properties()]
+            if self.auth is CatalogAuth.SIGV4:
+                signing = self.s3.sigv4_properties(self.signing_name)
+                entries += [(f"{self.prefix}.{k}", v) for k, v in signing]
         # REPLACE TABLE ... AS SELECT (the AlterTable rewrite) keeps the query's nullability,
         # so key columns stay required, which identifier fields need. Iceberg's default makes
         # every column of such a table nullable.
@@ -124,11 +190,12 @@ class CatalogSpec:
         return tuple(entries)
 
     def describe(self) -> str:
-        """For messages: the type and where it points (never the credential)."""
+        """For messages: the type and where it points (never a credential)."""
         where = self.uri or self.warehouse
         if self.type is CatalogType.REST and self.warehouse:
             where = f"{self.uri} (warehouse {self.warehouse})"
-        return f"{self.type.value} catalog at {where}"
+        on = f", files on {self.s3.describe()}" if self.s3 is not None else ""
+        return f"{self.type.value} catalog at {where}{on}"
 
 
 def _catalog_type(value: CatalogType | str) -> CatalogType:

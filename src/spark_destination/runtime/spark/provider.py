@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from spark_destination.core.config import DestinationConfig
-from spark_destination.core.errors import DestinationError, SparkLostError
+from spark_destination.core.config import DestinationConfig, Storage
+from spark_destination.core.errors import ConfigurationError, DestinationError, SparkLostError
 from spark_destination.runtime.spark import jvm
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from spark_destination.runtime.spark.catalogs import CatalogSpec
     from spark_destination.runtime.spark.session import SparkSettings
+    from spark_destination.runtime.spark.storage import S3Storage
 
 log = logging.getLogger("spark_destination.engine.engine")
 
@@ -144,6 +145,28 @@ def settings_for(config: DestinationConfig) -> SparkSettings:
         catalog_type=config.catalog_type,
         catalog_uri=config.catalog_uri,
         catalog_credential=config.catalog_credential,
+        catalog_auth=config.catalog_auth,
+        catalog_signing_name=config.catalog_signing_name,
+        s3=s3_storage(config),
         jars_mode=config.jar_source,
         extra_conf=config.spark_conf,
+    )
+
+
+def s3_storage(config: DestinationConfig) -> S3Storage | None:
+    """The configuration's S3 settings, or None for local storage."""
+    from spark_destination.runtime.spark.storage import S3Storage
+
+    if config.storage is not Storage.S3:
+        if config.s3_access_key_id or config.s3_secret_access_key or config.s3_endpoint:
+            raise ConfigurationError(
+                "the s3_* settings apply to storage s3; set storage s3 or clear them"
+            )
+        return None
+    return S3Storage(
+        region=config.s3_region,
+        endpoint=config.s3_endpoint,
+        credentials=config.s3_credentials,
+        access_key_id=config.s3_access_key_id,
+        secret_access_key=config.s3_secret_access_key,
     )

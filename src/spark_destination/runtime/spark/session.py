@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from spark_destination.core.config import CatalogType, DestinationConfig, JarSource
+from spark_destination.core.config import CatalogAuth, CatalogType, DestinationConfig, JarSource
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import memory_bytes
 from spark_destination.runtime.spark import scratch
@@ -31,10 +31,16 @@ from spark_destination.runtime.spark.artifacts import (
     JarGroup,
     artifacts_of,
 )
-from spark_destination.runtime.spark.catalogs import CatalogSpec, is_managed_key
+from spark_destination.runtime.spark.catalogs import (
+    DEFAULT_SIGNING_NAME,
+    CatalogSpec,
+    is_managed_key,
+    is_secret_property,
+)
 from spark_destination.runtime.spark.jars import INSTALL_COMMAND, live_groups, session_jars
 from spark_destination.runtime.spark.java import ensure_java_env
 from spark_destination.runtime.spark.java_values import per_jvm
+from spark_destination.runtime.spark.storage import S3Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -70,6 +76,10 @@ class SparkSettings:
     catalog_type: CatalogType = CatalogType.HADOOP
     catalog_uri: str = ""
     catalog_credential: str = field(default="", repr=False)
+    catalog_auth: CatalogAuth = CatalogAuth.OAUTH2
+    catalog_signing_name: str = DEFAULT_SIGNING_NAME
+    # The tables' files on S3 (Iceberg's S3FileIO), or None: local storage.
+    s3: S3Storage | None = None
     # Maven coordinates added to spark.jars.packages (resolved by Spark when it starts).
     extra_packages: tuple[str, ...] = ()
     jars_mode: JarSource = JarSource.INSTALLED
@@ -97,7 +107,8 @@ class SparkSettings:
                 f"executor_cores must be a positive integer, got {self.executor_cores!r}"
             )
         object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
-        object.__setattr__(self, "jar_groups", self.jar_groups | {JarGroup.ICEBERG})
+        needed = {JarGroup.ICEBERG} | ({JarGroup.S3} if self.s3 is not None else set())
+        object.__setattr__(self, "jar_groups", self.jar_groups | needed)
         if isinstance(self.shuffle_partitions, bool) or not (
             isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
         ):
@@ -118,6 +129,9 @@ class SparkSettings:
             warehouse=self.warehouse,
             uri=self.catalog_uri,
             credential=self.catalog_credential,
+            s3=self.s3,
+            auth=self.catalog_auth,
+            signing_name=self.catalog_signing_name,
         )
 
 
@@ -541,7 +555,7 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
         for key, wanted in spec.conf():
             live = session.conf.get(key, None)
             if live != wanted:
-                shown = "…" if key.endswith(".credential") else f"{live}, requested {wanted}"
+                shown = "…" if is_secret_property(key) else f"{live}, requested {wanted}"
                 problems.append(
                     f"catalog {settings.catalog!r} has {key.rsplit('.', 1)[-1]} {shown} "
                     f"(register it under another catalog name instead)"
