@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import grpc
 import pytest
 
-from spark_destination.core.config import CatalogType, parse_config
+from spark_destination.core.config import parse_config
 from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.local_services import rest_catalog as rest
 from spark_destination.local_services.metastore import (
@@ -35,7 +35,8 @@ from spark_destination.local_services.metastore import (
     destination_configuration,
     hive_metastore,
 )
-from spark_destination.runtime.spark.catalogs import CatalogSpec
+from spark_destination.local_services.object_store import ObjectStore, object_store
+from spark_destination.runtime.spark.provider import settings_for
 from spark_destination.runtime.spark.session import (
     DRIVER_JAVA_OPTIONS,
     SparkSettings,
@@ -62,6 +63,9 @@ CATALOG = os.environ.get("SPARK_DESTINATION_CATALOG", "hadoop")
 HIVE_CATALOG = "hms"
 # The same for the REST catalog server's tables.
 REST_CATALOG = "rst"
+# The same for SeaweedFS's REST catalog, and for a metastore whose tables are on S3.
+REST_S3_CATALOG = "rs3"
+HIVE_S3_CATALOG = "hs3"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -174,9 +178,28 @@ def rest_catalog(
         yield running
 
 
+@pytest.fixture(scope="session")
+def s3_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    """A real S3 server (SeaweedFS, with its own Iceberg REST catalog) for the run, on
+    loopback, its data in a temporary folder, stopped by its pid."""
+    with object_store(tmp_path_factory.mktemp("s3")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def s3_metastore(
+    s3_store: ObjectStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Metastore]:
+    """A real Hive metastore whose tables live on ``s3_store`` (its file systems: S3A)."""
+    folder = tmp_path_factory.mktemp("s3_metastore")
+    with hive_metastore(folder, file_systems=s3_store.hadoop_settings()) as running:
+        yield running
+
+
 @pytest.fixture
 def catalog_kind(request: pytest.FixtureRequest) -> str:
-    """``hadoop``, ``hive`` or ``rest``: the test's parameter (``indirect``), else ``CATALOG``."""
+    """``hadoop``, ``hive``, ``rest``, ``rest_s3`` or ``hive_s3``: the test's parameter
+    (``indirect``), else ``CATALOG``."""
     return str(getattr(request, "param", CATALOG))
 
 
@@ -187,6 +210,13 @@ def _catalog_keys(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
     if kind == "rest":
         server: rest.RestCatalog = request.getfixturevalue("rest_catalog")
         return {"catalog": REST_CATALOG, **rest.destination_configuration(server)}
+    if kind == "rest_s3":
+        store: ObjectStore = request.getfixturevalue("s3_store")
+        return {"catalog": REST_S3_CATALOG, **store.rest_configuration()}
+    if kind == "hive_s3":
+        store = request.getfixturevalue("s3_store")
+        on_s3: Metastore = request.getfixturevalue("s3_metastore")
+        return {"catalog": HIVE_S3_CATALOG, **store.hive_configuration(on_s3.uri)}
     assert kind == "hive", kind
     metastore: Metastore = request.getfixturevalue("metastore")
     return {"catalog": HIVE_CATALOG, **destination_configuration(metastore)}
@@ -236,13 +266,7 @@ def lake(
     """Reads the test's catalog (a Hive catalog is registered on each session it reads with)."""
     if not catalog_configuration:
         return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
-    spec = CatalogSpec(
-        name=catalog_configuration["catalog"],
-        type=CatalogType(catalog_configuration["catalog_type"]),
-        uri=catalog_configuration["catalog_uri"],
-        credential=catalog_configuration.get("catalog_credential", ""),
-        warehouse=catalog_configuration["warehouse"],
-    )
+    spec = settings_for(parse_config(catalog_configuration)).catalog_spec
     return Lake(
         session=spark,
         catalog=spec.name,

@@ -80,6 +80,15 @@ def _maintain(dialect: str) -> str:
     return format_statements(render_plan(plan, chosen))
 
 
+def _maintain_on_s3(dialect: str) -> str:
+    """On object storage the orphan step lists through the table's FileIO (no Hadoop file
+    system serves s3:// in the destination)."""
+    chosen = DIALECTS[dialect]
+    policy = replace(POLICY, prefix_listing=True)
+    plan = plan_maintenance(TABLES[dialect], policy, now=NOW, target=chosen, key=KEY)
+    return format_statements(render_plan(plan, chosen))
+
+
 def _health(dialect: str) -> str:
     (statement,) = render(TableHealthOp(table=TABLES[dialect]), DIALECTS[dialect])
     return statement.sql + "\n"
@@ -117,6 +126,7 @@ def _maintain_bloom_filter_size(dialect: str) -> str:
 
 CASES = {
     "maintain": _maintain,
+    "maintain_on_s3": _maintain_on_s3,
     "maintain_new_layout": _maintain_new_layout,
     "maintain_read_planning": _maintain_read_planning,
     "maintain_bloom_filter_size": _maintain_bloom_filter_size,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from spark_destination.cli.flags import add_config_flags, config_defaults, engine_for
-from spark_destination.core.config import parse_config
+from spark_destination.core.config import Storage, parse_config
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.registry import DEFAULT
@@ -30,12 +30,13 @@ from spark_destination.planner.tables import table_ref
 def _policy(
     configuration: Mapping[str, str], retention_hours: float | None, orphans: bool
 ) -> MaintenancePolicy:
-    hours = (
-        parse_config(configuration).snapshot_retention_hours
-        if retention_hours is None
-        else retention_hours
+    config = parse_config(configuration)
+    hours = config.snapshot_retention_hours if retention_hours is None else retention_hours
+    return MaintenancePolicy(
+        retention=timedelta(hours=hours),
+        remove_orphans=orphans,
+        prefix_listing=config.storage is Storage.S3,
     )
-    return MaintenancePolicy(retention=timedelta(hours=hours), remove_orphans=orphans)
 
 
 def preview_maintenance(

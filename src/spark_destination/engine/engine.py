@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from spark_destination.core.config import (
     CatalogType,
     DestinationConfig,
+    Storage,
     WriteMode,
     parse_config,
 )
@@ -436,7 +437,11 @@ class Engine:
         config = self.config(configuration)
         ref = self._ref(config, schema, table)
         with self._lock(config, ref):
-            return self._maintain(config, ref, policy or policy_for(config), now)
+            chosen = policy or policy_for(config)
+            # How the location is listed follows from where the files are, whatever the caller
+            # asked for.
+            chosen = dataclasses.replace(chosen, prefix_listing=policy_for(config).prefix_listing)
+            return self._maintain(config, ref, chosen, now)
 
     def _maintain(
         self,
@@ -541,7 +546,10 @@ def _batch_files(request: TableChange) -> int | None:
 
 
 def policy_for(config: DestinationConfig) -> MaintenancePolicy:
-    return MaintenancePolicy(retention=timedelta(hours=config.snapshot_retention_hours))
+    return MaintenancePolicy(
+        retention=timedelta(hours=config.snapshot_retention_hours),
+        prefix_listing=config.storage is Storage.S3,
+    )
 
 
 def _report(what: str, outcome: Outcome) -> Result:

@@ -18,7 +18,11 @@ folder of the caller's; nothing is downloaded. What Iceberg needs of it, and why
   (their ``operationType`` is UNSET).
 
 ``hive_metastore`` starts one on a free port, waits until it answers, and stops it by its pid
-however the body ends. ``python -m spark_destination.local_services.metastore --dir D`` runs one in
+however the body ends. With ``file_systems`` (Hadoop settings, e.g. ``object_store``'s S3A
+ones) it keeps tables on object storage: a metastore checks and creates each database's and
+table's folder through Hadoop's file systems, so it runs with Hadoop's S3A (the ``s3a`` jar
+group) and those settings in a ``core-site.xml`` of its own (mode 0600: it holds the keys).
+``python -m spark_destination.local_services.metastore --dir D`` runs one in
 the foreground for a user (``scripts/metastore.sh``). ``misconfigured`` starts one as a fresh
 install is (no transaction tables, or the column-type check on), which is what the
 destination's setup tests must catch.
@@ -76,8 +80,31 @@ def _derby_url(folder: Path) -> str:
     return f"jdbc:derby:;databaseName={folder / 'metastore_db'};create=true"
 
 
-def _classpath() -> str:
-    return str(spark_home() / "jars" / "*")
+def _classpath(folder: Path | None = None) -> str:
+    """pyspark's jars; with ``folder``'s ``conf`` (a ``core-site.xml``), that folder first and
+    the S3A jars after."""
+    parts = [str(spark_home() / "jars" / "*")]
+    if folder is not None and (folder / "conf" / "core-site.xml").is_file():
+        from spark_destination.runtime.spark.artifacts import JarGroup
+        from spark_destination.runtime.spark.jars import group_jars
+
+        s3a = group_jars(JarGroup.S3A, "a Hive metastore on S3")
+        parts = [str(folder / "conf"), *parts, *map(str, s3a)]
+    return os.pathsep.join(parts)
+
+
+def _write_core_site(folder: Path, settings: Mapping[str, str]) -> None:
+    from xml.sax.saxutils import escape
+
+    conf = folder / "conf"
+    conf.mkdir(exist_ok=True)
+    rows = "".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n"
+        for k, v in settings.items()
+    )
+    path = conf / "core-site.xml"
+    path.touch(mode=0o600)
+    path.write_text(f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n')
 
 
 def _java() -> str:
@@ -154,12 +181,16 @@ def start(
     port: int | None = None,
     transaction_tables: bool = True,
     allow_column_changes: bool = True,
+    file_systems: Mapping[str, str] | None = None,
 ) -> Metastore:
     """Start a metastore on ``folder`` (created if missing) and wait until it answers.
 
     ``transaction_tables`` / ``allow_column_changes`` false: a metastore as a fresh install
-    has it, which Iceberg cannot commit to (for the setup tests' sake)."""
+    has it, which Iceberg cannot commit to (for the setup tests' sake). ``file_systems``:
+    Hadoop settings for object storage (see the module's doc)."""
     folder.mkdir(parents=True, exist_ok=True)
+    if file_systems:
+        _write_core_site(folder, file_systems)
     warehouse = folder / "warehouse"
     warehouse.mkdir(exist_ok=True)
     if transaction_tables and not (folder / "metastore_db").exists():
@@ -171,7 +202,7 @@ def start(
         f"-Xmx{METASTORE_HEAP}",
         *(f"-D{key}={value}" for key, value in settings.items()),
         "-cp",
-        _classpath(),
+        _classpath(folder),
         METASTORE_CLASS,
         "-p",
         str(port),
@@ -203,11 +234,18 @@ def start(
 
 @contextlib.contextmanager
 def hive_metastore(
-    folder: Path, *, transaction_tables: bool = True, allow_column_changes: bool = True
+    folder: Path,
+    *,
+    transaction_tables: bool = True,
+    allow_column_changes: bool = True,
+    file_systems: Mapping[str, str] | None = None,
 ) -> Iterator[Metastore]:
     """A metastore for the body; stopped by its pid however the body ends."""
     metastore = start(
-        folder, transaction_tables=transaction_tables, allow_column_changes=allow_column_changes
+        folder,
+        transaction_tables=transaction_tables,
+        allow_column_changes=allow_column_changes,
+        file_systems=file_systems,
     )
     try:
         yield metastore

@@ -50,6 +50,7 @@ START_ATTEMPTS: Final = 3
 # uses (it keeps none of its own).
 REGION: Final = "us-east-1"
 BUCKET: Final = "lake"
+S3A_STATIC_KEYS: Final = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TABLE_BUCKET: Final = "tables"
 
 
@@ -153,6 +154,30 @@ class ObjectStore:
 
     def bucket_uri(self, prefix: str = "") -> str:
         return f"s3://{BUCKET}/{prefix}".rstrip("/")
+
+    def hive_configuration(self, metastore_uri: str, prefix: str = "hive") -> dict[str, str]:
+        """The destination's keys for tables in a Hive metastore, on this server's bucket."""
+        return {
+            **self.s3_configuration(),
+            "catalog_type": "hive",
+            "catalog_uri": metastore_uri,
+            "warehouse": self.bucket_uri(prefix),
+        }
+
+    def hadoop_settings(self) -> dict[str, str]:
+        """Hadoop's S3A settings for this server (a Hive metastore's file systems), with
+        ``s3://`` served by S3A too (Iceberg's locations are ``s3://``)."""
+        admin = self.admin
+        return {
+            "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "fs.s3a.endpoint": self.endpoint,
+            "fs.s3a.endpoint.region": REGION,
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "false",
+            "fs.s3a.aws.credentials.provider": S3A_STATIC_KEYS,
+            "fs.s3a.access.key": admin.access_key,
+            "fs.s3a.secret.key": admin.secret_key,
+        }
 
 
 def weed_binary() -> Path:

@@ -607,10 +607,15 @@ class ExpireSnapshotsOp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveOrphanFilesOp:
-    """Delete files under the table's location that no snapshot references (failed writes)."""
+    """Delete files under the table's location that no snapshot references (failed writes).
+
+    ``prefix_listing``: list the location through the table's FileIO (object storage: no
+    Hadoop file system serves ``s3://`` in the destination); Iceberg lists ``location/``, so
+    a sibling table whose name starts with this one's is never listed."""
 
     table: TableRef
     older_than: datetime
+    prefix_listing: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -106,6 +106,8 @@ class MaintenancePolicy:
     # False skips step 4, which lists every file under the table's location (slow on object
     # stores).
     remove_orphans: bool = True
+    # Step 4 lists through the table's FileIO, not Hadoop's file systems (object storage).
+    prefix_listing: bool = False
 
 
 def orphan_cutoff(policy: MaintenancePolicy, now: datetime) -> datetime:
@@ -122,6 +124,9 @@ def orphan_listing_cutoff(
     made: the step is not planned anyway, or the table has a snapshot older than the cut-off
     (its files are likely that old too, and the listing would only be repeated by the step)."""
     if target.maintenance is not Maintenance.SNAPSHOT_PROCEDURES or not policy.remove_orphans:
+        return None
+    if policy.prefix_listing:
+        # The listing is Spark's file index, through Hadoop's file systems: none for s3://.
         return None
     cutoff = orphan_cutoff(policy, now)
     if snapshots.oldest is not None and snapshots.oldest < cutoff:
@@ -181,7 +186,13 @@ def plan_maintenance(
             # would find.
             nothing_that_old = files is not None and files.none_before >= orphan_before
             if policy.remove_orphans and not nothing_that_old:
-                ops.append(RemoveOrphanFilesOp(table=table, older_than=orphan_before))
+                ops.append(
+                    RemoveOrphanFilesOp(
+                        table=table,
+                        older_than=orphan_before,
+                        prefix_listing=policy.prefix_listing,
+                    )
+                )
         case Maintenance.OPTIMIZE_AND_VACUUM:
             if policy.retention < target.minimum_retention:
                 hours = target.minimum_retention / timedelta(hours=1)

@@ -184,6 +184,8 @@ def lower_maintenance(r: Renderer, op: MaintenanceOp) -> Statement:
             )
         case RemoveOrphanFilesOp():
             arguments.append(_timestamp("older_than", op.older_than))
+            if op.prefix_listing:
+                arguments.append(Argument(name=identifier("prefix_listing"), value=exp.true()))
             name = "remove_orphan_files"
             summary = f"remove unreferenced files older than {op.older_than.isoformat()}"
         case OptimizeOp():
