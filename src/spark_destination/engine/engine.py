@@ -50,7 +50,7 @@ from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.engine.auto_maintenance import MaintenanceScheduler, folded_too_much
 from spark_destination.engine.deferred import DeferredWrites, PendingRows
 from spark_destination.engine.planning import changes_table_of, plan_change
-from spark_destination.planner.catalog_probe import plan_catalog_probe
+from spark_destination.planner.catalog_probe import ProbeStep, plan_catalog_probe
 from spark_destination.planner.ir import (
     ListNamespacesOp,
     Plan,
@@ -80,7 +80,9 @@ from spark_destination.runtime.execute.maintenance import (
     table_health,
 )
 from spark_destination.runtime.execute.restore import restored_on_failure
+from spark_destination.runtime.execute.storage_probe import PROBE_FOLDER, probe_storage
 from spark_destination.runtime.execute.table_layout import stored_layout
+from spark_destination.runtime.execute.table_loader import spark_table
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 
@@ -152,6 +154,9 @@ class Engine:
     def config(self, configuration: Mapping[str, str]) -> DestinationConfig:
         given = {k: v for k, v in configuration.items() if v.strip()}
         config = parse_config({**self._defaults, **given})
+        # The rules between keys (catalog, warehouse, storage, credentials) hold before
+        # anything runs: a request, or the settings test, fails naming them.
+        settings_for(config)
         check_warehouse_allowed(config.warehouse, self._allowed_warehouses)
         return config
 
@@ -212,6 +217,11 @@ class Engine:
             if not os.access(location, os.W_OK):
                 raise ConfigurationError(f"warehouse {location} is not writable")
         executor = self._executor(config)
+        if spec.s3 is not None and spec.type is CatalogType.HIVE:
+            # Before the catalog: a storage failure is named precisely here. (A REST
+            # catalog's warehouse may be a table bucket, which takes no object of ours: its
+            # storage is probed under the probe table's location, ``probe_catalog``.)
+            probe_storage(executor.session, spec.warehouse, spec.s3, PROBE_FOLDER)
         # Loading the catalog validates its settings and reads the warehouse; a one-row job
         # proves executors run. (The catalog API's setCurrentCatalog is not used: called from
         # a gRPC worker thread it resolves catalogs against another session's settings.)
@@ -243,6 +253,12 @@ class Engine:
                     raise ConfigurationError(
                         f"the {spec.describe()} cannot {step}, which every sync needs: {exc}"
                     ) from None
+                if step == ProbeStep.CREATE and spec.s3 is not None:
+                    # Where the catalog puts a table's files: written, read, listed, deleted.
+                    loaded = spark_table(executor.session, probe.table)
+                    assert loaded is not None
+                    location = str(loaded.table().location())
+                    probe_storage(executor.session, location, spec.s3, "data")
         finally:
             with contextlib.suppress(Exception):  # the table may be gone (or never made)
                 executor.run(self._render(probe.cleanup))

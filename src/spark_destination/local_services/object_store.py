@@ -230,6 +230,8 @@ def _command(folder: Path, ports: Mapping[str, int]) -> list[str]:
         f"-metricsIp={LOOPBACK}",
         *(f"-{flag}={port}" for flag, port in ports.items()),
         "-s3.port.lance=0",
+        # A write to a bucket that does not exist fails, as on S3 (its default creates it).
+        "-s3.autoCreateBucket=false",
         "-master.telemetry=false",
         "-admin.ui=false",
         "-webdav=false",

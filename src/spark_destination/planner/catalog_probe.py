@@ -24,6 +24,7 @@ from spark_destination.planner.ir import (
     DropTableOp,
     Plan,
     SetPropertiesOp,
+    TableRef,
 )
 from spark_destination.planner.tables import table_ref
 from spark_destination.planner.target import Target
@@ -48,6 +49,7 @@ class ProbeStep:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Probe:
+    table: TableRef
     steps: tuple[tuple[str, Plan], ...]
     # Run whatever happened before: the probe table must not stay behind.
     cleanup: Plan
@@ -64,6 +66,7 @@ def plan_catalog_probe(catalog: str, *, target: Target, name: str | None = None)
     )
     drop = Plan(ops=(DropTableOp(table=table),))
     return Probe(
+        table=table,
         steps=(
             (
                 ProbeStep.NAMESPACE,

@@ -77,6 +77,15 @@ FORBIDDEN_HINT: Final = (
     "the REST catalog refused the call for the client of catalog_credential: grant that "
     "client the privileges to create, alter and drop tables in the warehouse"
 )
+# A REST catalog signed with SigV4 refused the signature: AWS's own wording (S3, S3 Tables,
+# Glue and SeaweedFS answer with it) says which of the two keys is wrong.
+SIGNATURE_HINT: Final = (
+    "the catalog refused the request's signature: the secret access key does not match the "
+    "access key id (check s3_secret_access_key)"
+)
+ACCESS_KEY_HINT: Final = "the catalog does not know the access key id (check s3_access_key_id)"
+_BAD_SIGNATURE: Final = "signature we calculated does not match"
+_UNKNOWN_KEY: Final = "access key id you provided does not exist"
 NOT_AUTHORIZED: Final = "org.apache.iceberg.exceptions.NotAuthorizedException"
 FORBIDDEN: Final = "org.apache.iceberg.exceptions.ForbiddenException"
 _INCOMPATIBLE_COLUMNS: Final = "types incompatible with the existing columns"
@@ -88,6 +97,12 @@ def catalog_hint(classes: Collection[str], text: str) -> str | None:
     """What a catalog's refusal means and the setting to change, or None."""
     if HIVE_LOCK_EXCEPTION in classes:
         return LOCK_HINT
+    if NOT_AUTHORIZED in classes or FORBIDDEN in classes:
+        lowered = text.lower()
+        if _BAD_SIGNATURE in lowered:
+            return SIGNATURE_HINT
+        if _UNKNOWN_KEY in lowered:
+            return ACCESS_KEY_HINT
     if NOT_AUTHORIZED in classes:
         return CREDENTIAL_HINT
     if FORBIDDEN in classes:
