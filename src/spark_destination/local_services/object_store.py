@@ -249,16 +249,48 @@ def _answers(port: int) -> bool:
         return probe.connect_ex((LOOPBACK, port)) == 0
 
 
+# An object every start writes and reads back, and every later start reads again: a restarted
+# server answered 500 to reads of older objects for a moment after its log said it was ready.
+READY_OBJECT: Final = f"{BUCKET}/.ready"
+
+
 def _ready(store: ObjectStore, log_offset: int) -> bool:
-    """The S3 API, the catalog and the metrics answer, and this start's log says every
-    component is up (the buckets are made by then)."""
+    """The S3 API, the catalog and the metrics answer, this start's log says every component
+    is up (the buckets are made by then), and objects are written and read."""
     if not all(_answers(store.ports[flag]) for flag in ("s3.port", "s3.port.iceberg")):
         return False
     try:
         request_counts(store)
     except OSError:
         return False
-    return "Press Ctrl+C to stop" in store.log.read_text(errors="replace")[log_offset:]
+    if "Press Ctrl+C to stop" not in store.log.read_text(errors="replace")[log_offset:]:
+        return False
+    return _reads_and_writes(store)
+
+
+def _reads_and_writes(store: ObjectStore) -> bool:
+    from pyarrow import ArrowException, fs
+
+    admin = store.admin
+    s3 = fs.S3FileSystem(
+        endpoint_override=store.endpoint.removeprefix("http://"),
+        scheme="http",
+        access_key=admin.access_key,
+        secret_key=admin.secret_key,
+        region=REGION,
+        retry_strategy=fs.AwsStandardS3RetryStrategy(max_attempts=1),
+    )
+    try:
+        previous = s3.get_file_info(READY_OBJECT)
+        if previous.type is fs.FileType.File:
+            with s3.open_input_stream(READY_OBJECT) as stream:
+                stream.read()
+        with s3.open_output_stream(READY_OBJECT) as out:
+            out.write(b"ready\n")
+        with s3.open_input_stream(READY_OBJECT) as stream:
+            return bool(stream.read() == b"ready\n")
+    except (OSError, ArrowException):
+        return False
 
 
 def _launch(store: ObjectStore) -> int:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.ir import TableHealthOp, TableRef
 from spark_destination.planner.maintenance import SnapshotState
+from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.executor import Executor
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,8 @@ def run_maintenance(
     """Run ``statements`` one by one; the report holds the table's health ``before`` them (read
     by the caller, which planned with it) and after them (``health`` run again)."""
     report = MaintenanceReport(table=table, before=before)
-    for statement in statements:
+    for index, statement in enumerate(statements):
+        faults.boundary(index, statement.op)
         started = time.perf_counter()
         names: list[str] = []
         rows = executor.sql(statement.sql, what=statement.summary, columns=names)

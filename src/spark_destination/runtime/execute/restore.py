@@ -33,8 +33,10 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spark_destination.core.errors import ExecutionError
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute import commits
+from spark_destination.runtime.execute.spark_errors import describe_spark_error
 from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
 from spark_destination.runtime.spark.java_values import java_list
 
@@ -80,8 +82,19 @@ def _operations(session: SparkSession, ref: TableRef) -> Any:
 
 
 def _metadata(session: SparkSession, ref: TableRef) -> Any:
-    ops = _operations(session, ref)
-    return None if ops is None else ops.current()
+    """The table's current metadata, before the request changes it; an ``ExecutionError`` when
+    the catalog cannot be read (a store or catalog that is down), so the request fails
+    naming the table before it writes anything."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        ops = _operations(session, ref)
+        return None if ops is None else ops.current()
+    except (Py4JError, PySparkException) as exc:
+        raise ExecutionError(
+            f"reading table {ref.name!r} before changing it failed: {describe_spark_error(exc)}"
+        ) from None
 
 
 def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.CommitTrail) -> None:

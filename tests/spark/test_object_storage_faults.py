@@ -1,0 +1,272 @@
+"""Faults on S3: the object store (SeaweedFS, with the REST catalog it serves) stops in the
+middle of a request, and starts again after the request answered.
+
+The store is stopped from inside the request, at the step boundary before the statement that
+commits (``faults.installed``: the statement then runs against a store that is down), so every
+run hits the same point. Each request must answer within a bounded time, fail naming the
+table, and leave the table exactly as it was; once the store is back, the same request
+(Fivetran's retry) gives the table a clean run gives, and the destination serves on without a
+restart. The store here is a server of this module's own (the run's shared one keeps
+serving the other tests).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_destination.core.config import parse_config
+from spark_destination.core.errors import DestinationError
+from spark_destination.engine.engine import Engine
+from spark_destination.local_services.object_store import ObjectStore, object_store
+from spark_destination.planner.maintenance import MaintenancePolicy
+from spark_destination.runtime.execute import faults
+from spark_destination.runtime.spark.provider import settings_for
+from spark_destination.runtime.spark.session import register_catalog
+from tests.spark.test_history_grpc import START, TMAX, history_columns, write_history
+from tests.support.destination import UNMOD, Destination, Lake, column
+
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
+
+COLUMNS = [column("id", "INT", pk=True), column("v", "STRING"), column("n", "INT")]
+HEADER = [c.name for c in COLUMNS]
+# A request on a store that is down must answer within this (no endless retries).
+ANSWER_WITHIN_S = 300.0
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    with object_store(tmp_path_factory.mktemp("s3_faults")) as running:
+        yield running
+
+
+@pytest.fixture
+def fdest(stub: Any, tmp_path: Path, store: ObjectStore) -> Destination:
+    return Destination(
+        stub=stub,
+        workdir=tmp_path,
+        configuration={"catalog": "rsfault", **store.rest_configuration()},
+        schema=f"f_{uuid.uuid4().hex[:8]}",
+    )
+
+
+@pytest.fixture
+def flake(spark: Any, engine: Engine, fdest: Destination) -> Lake:
+    spec = settings_for(parse_config(fdest.configuration)).catalog_spec
+    return Lake(
+        session=spark,
+        catalog=spec.name,
+        flush=engine.flush_pending,
+        prepare=lambda session: register_catalog(session, spec),
+    )
+
+
+def _ok(response: Any) -> None:
+    assert response.WhichOneof("response") == "success", response
+
+
+def _rows(lake: Lake, dest: Destination, table: str) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(r.values()) for r in lake.rows(dest.schema, table))
+
+
+def _last_boundary(run: Callable[[], Any]) -> tuple[Any, str]:
+    """``run``'s result and the last step boundary it passed (before its committing step)."""
+    with faults.recording() as seen:
+        result = run()
+    assert seen, "the request has one statement: no boundary to stop the store at"
+    return result, seen[-1].name
+
+
+def _store_down_at(store: ObjectStore, point: str, run: Callable[[], Any]) -> tuple[Any, float]:
+    """Run ``run`` with the store stopped when it reaches ``point`` (a step boundary's name,
+    or a named point such as ``faults.FLUSH_RECORDED``); the result (or the exception) and the
+    seconds it took. The store is started again afterwards."""
+    hits: list[str] = []
+
+    def reached(name: str) -> None:
+        if name == point and not hits:
+            hits.append(point)
+            store.stop()
+
+    started = time.monotonic()
+    try:
+        with (
+            faults.installed(lambda boundary: reached(boundary.name)),
+            faults.at_points(lambda name, _table: reached(name)),
+        ):
+            try:
+                result: Any = run()
+            except DestinationError as exc:
+                result = exc
+    finally:
+        seconds = time.monotonic() - started
+        if hits:
+            store.restart()
+    assert hits, f"boundary {point} was not reached"
+    print(f"answered {seconds:.1f} s after the request began, the store stopped at {point}")
+    assert seconds < ANSWER_WITHIN_S, seconds
+    return result, seconds
+
+
+def _failed(response: Any, table: str) -> str:
+    assert response.WhichOneof("response") == "task", response
+    assert table in response.task.message, response.task.message
+    print(f"the task: {response.task.message}")
+    return str(response.task.message)
+
+
+def test_a_write_batch_while_the_store_is_down_fails_and_changes_nothing(
+    fdest: Destination, flake: Lake, store: ObjectStore
+) -> None:
+    _ok(fdest.create("t", COLUMNS))
+    seed = fdest.write_file(HEADER, [[str(i), f"v{i}", str(i)] for i in range(50)])
+    _ok(fdest.write("t", COLUMNS, replace=[seed]))
+    before = _rows(flake, fdest, "t")
+    upsert = fdest.write_file(HEADER, [["1", "new", "100"], ["99", "added", "99"]])
+    update = fdest.write_file(HEADER, [["2", "changed", UNMOD]])
+
+    def request() -> Any:
+        return fdest.write("t", COLUMNS, replace=[upsert], update=[update])
+
+    # A clean run in a schema of its own gives the reference and the boundary to stop at.
+    clean = Destination(
+        stub=fdest.stub, workdir=fdest.workdir, configuration=fdest.configuration,
+        schema=fdest.schema + "_ref",
+    )  # fmt: skip
+    _ok(clean.create("t", COLUMNS))
+    _ok(clean.write("t", COLUMNS, replace=[seed]))
+    response, point = _last_boundary(
+        lambda: clean.write("t", COLUMNS, replace=[upsert], update=[update])
+    )
+    _ok(response)
+    expected = _rows(flake, clean, "t")
+
+    response, _ = _store_down_at(store, point, request)
+    _failed(response, "t")
+    assert _rows(flake, fdest, "t") == before
+    _ok(request())  # Fivetran's retry, the store back, no restart of the destination
+    assert _rows(flake, fdest, "t") == expected
+
+
+def test_a_history_batch_while_the_store_is_down_fails_and_changes_nothing(
+    fdest: Destination, flake: Lake, store: ObjectStore
+) -> None:
+    columns = history_columns(column("v", "STRING"))
+    header = [c.name for c in columns]
+    t1, t2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
+    clean = Destination(
+        stub=fdest.stub, workdir=fdest.workdir, configuration=fdest.configuration,
+        schema=fdest.schema + "_ref",
+    )  # fmt: skip
+    first = fdest.write_file(
+        header, [["1", "a", t1, TMAX, "true", t1], ["2", "x", t1, TMAX, "true", t1]]
+    )
+    earliest = fdest.write_file(["id", START], [["1", t2]])
+    second = fdest.write_file(header, [["1", "b", t2, TMAX, "true", t2]])
+    for dest in (clean, fdest):
+        _ok(dest.create("h", columns))
+        _ok(write_history(dest, "h", columns, replace=[first]))
+    response, point = _last_boundary(
+        lambda: write_history(clean, "h", columns, earliest=[earliest], replace=[second])
+    )
+    _ok(response)
+    expected = _rows(flake, clean, "h")
+    before = _rows(flake, fdest, "h")
+
+    def request() -> Any:
+        return write_history(fdest, "h", columns, earliest=[earliest], replace=[second])
+
+    response, _ = _store_down_at(store, point, request)
+    _failed(response, "h")
+    assert _rows(flake, fdest, "h") == before
+    _ok(request())
+    assert _rows(flake, fdest, "h") == expected
+
+
+def _pending(lake: Lake, dest: Destination, table: str) -> Counter[tuple[Any, ...]]:
+    name = f"{lake.catalog}.`{dest.schema}`.`sd__pending__{table}`"
+    return Counter(tuple(r) for r in lake.child().table(name).collect())
+
+
+def _stored(lake: Lake, dest: Destination, table: str) -> Counter[tuple[Any, ...]]:
+    """The table as stored, with no flush of pending rows first."""
+    name = f"{lake.catalog}.`{dest.schema}`.`{table}`"
+    return Counter(tuple(r) for r in lake.child().table(name).collect())
+
+
+def test_a_flush_while_the_store_is_down_keeps_the_pending_rows_and_applies_them_once_after(
+    fdest: Destination, flake: Lake, store: ObjectStore, engine: Engine
+) -> None:
+    deferred = {**fdest.configuration, "write_mode": "deferred", "merge_interval_ms": "-1"}
+    dests = [
+        Destination(stub=fdest.stub, workdir=fdest.workdir, configuration=deferred, schema=schema)
+        for schema in (fdest.schema + "_ref", fdest.schema)
+    ]
+    for dest in dests:
+        _ok(dest.create("d", COLUMNS))
+        _ok(
+            dest.write(
+                "d", COLUMNS, replace=[dest.write_file(HEADER, [["1", "a", "1"], ["2", "b", "2"]])]
+            )
+        )
+        _ok(dest.write("d", COLUMNS, update=[dest.write_file(HEADER, [["1", "A", UNMOD]])]))
+        _ok(dest.write("d", COLUMNS, replace=[dest.write_file(HEADER, [["3", "c", "3"]])]))
+    clean, dest = dests
+    engine.flush(deferred, clean.schema, "d")
+    expected = Counter({(1, "A", 1): 1, (2, "b", 2): 1, (3, "c", 3): 1})
+    assert _stored(flake, clean, "d") == expected
+    before, pending = _stored(flake, dest, "d"), _pending(flake, dest, "d")
+    assert sum(pending.values()) == 4
+
+    # Stopped once the flush recorded itself, before its MERGE ran.
+    flush = lambda: engine.flush(deferred, dest.schema, "d")  # noqa: E731
+    result, _ = _store_down_at(store, faults.FLUSH_RECORDED, flush)
+    assert isinstance(result, DestinationError), result
+    assert "'d'" in str(result), str(result)
+    assert _stored(flake, dest, "d") == before
+    assert _pending(flake, dest, "d") == pending
+    engine.flush(deferred, dest.schema, "d")
+    assert _stored(flake, dest, "d") == expected
+    assert not _pending(flake, dest, "d")
+
+
+def test_maintenance_while_the_store_is_down_fails_and_loses_no_row(
+    fdest: Destination, flake: Lake, store: ObjectStore, engine: Engine
+) -> None:
+    policy = MaintenancePolicy(retention=timedelta(0))
+    clean = Destination(
+        stub=fdest.stub, workdir=fdest.workdir, configuration=fdest.configuration,
+        schema=fdest.schema + "_ref",
+    )  # fmt: skip
+    for dest in (clean, fdest):
+        _ok(dest.create("m", COLUMNS))
+        for i in range(3):
+            batch = dest.write_file(HEADER, [[str(i), f"v{i}", str(i)], ["0", f"w{i}", "0"]])
+            _ok(dest.write("m", COLUMNS, replace=[batch]))
+    now = datetime.now(UTC) + timedelta(seconds=1)
+
+    def run(dest: Destination) -> Any:
+        return engine.maintain(dest.configuration, dest.schema, "m", policy=policy, now=now)
+
+    with faults.recording() as seen:
+        run(clean)
+    assert seen, "maintenance ran one statement"
+    before = _rows(flake, fdest, "m")
+    # Stopped after its first step (a compaction) committed: the rest runs on a dead store.
+    result, _ = _store_down_at(store, seen[0].name, lambda: run(fdest))
+    assert isinstance(result, DestinationError), result
+    assert _rows(flake, fdest, "m") == before
+    report = run(fdest)
+    assert _rows(flake, fdest, "m") == before
+    assert report.after.snapshots <= report.before.snapshots
+    # The destination serves on: a sync after it all.
+    batch = fdest.write_file(HEADER, [["7", "seven", "7"]])
+    _ok(fdest.write("m", COLUMNS, replace=[batch]))
+    assert _rows(flake, fdest, "m") == before + Counter({(7, "seven", 7): 1})
