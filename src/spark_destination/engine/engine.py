@@ -49,6 +49,7 @@ from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.engine.auto_maintenance import MaintenanceScheduler, folded_too_much
 from spark_destination.engine.deferred import DeferredWrites, PendingRows
+from spark_destination.engine.earlier_names import EARLIER_PENDING_PREFIX, EarlierNames
 from spark_destination.engine.planning import changes_table_of, plan_change
 from spark_destination.planner.catalog_probe import ProbeStep, plan_catalog_probe
 from spark_destination.planner.ir import (
@@ -133,6 +134,7 @@ class Engine:
             )
         self._dialect = dialect
         self._sessions = sessions
+        self._earlier = EarlierNames()
         self._defaults = dict(defaults or {})
         self._transport = transport
         self._allowed_warehouses = allowed_warehouses
@@ -159,6 +161,12 @@ class Engine:
         settings_for(config)
         check_warehouse_allowed(config.warehouse, self._allowed_warehouses)
         return config
+
+    def _with_earlier_names(self, config: DestinationConfig, ref: TableRef) -> DestinationConfig:
+        """``config`` with the earlier names of the destination's own tables where those
+        tables exist (``engine.earlier_names``)."""
+        warehouse = settings_for(config).catalog_spec.warehouse
+        return self._earlier.config_for(lambda: self._executor(config), config, ref, warehouse)
 
     def _key(self, config: DestinationConfig, ref: TableRef) -> tuple[str, ...]:
         return (settings_for(config).catalog_spec.warehouse, ref.catalog, ref.schema, ref.name)
@@ -275,6 +283,7 @@ class Engine:
         config = self.config(configuration)
         named = target_of(request)
         ref = self._ref(config, named.schema, named.table)
+        config = self._with_earlier_names(config, ref)
         batch = None
         if isinstance(request, WriteBatchRequest | WriteHistoryBatchRequest):
             files = request.files
@@ -405,6 +414,7 @@ class Engine:
         """Merge the pending batches of one table into it now; None when it has none."""
         config = self.config(configuration)
         ref = self._ref(config, schema, table)
+        config = self._with_earlier_names(config, ref)
         with self._lock(config, ref):
             return self._deferred.flush(self._executor(config, "flush"), config, ref)
 
@@ -416,6 +426,10 @@ class Engine:
         config = self.config(configuration)
         session = self._executor(config).session
         found = pending_tables(session, config.catalog, config.intermediate_table_prefix, schema)
+        if config.intermediate_table_prefix == DestinationConfig().intermediate_table_prefix:
+            # Intermediate tables under the earlier default name may hold pending rows too.
+            earlier = pending_tables(session, config.catalog, EARLIER_PENDING_PREFIX, schema)
+            found = sorted(set(found) | set(earlier))
         return [
             (self._ref(config, name[0], name[1]), self.flush(configuration, *name))
             for name in found
