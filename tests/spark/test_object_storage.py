@@ -305,3 +305,39 @@ def _duckdb_rows(metadata: str, s3_store: ObjectStore) -> Counter[tuple[Any, ...
         "SELECT id, v, n FROM iceberg_scan(?)", [metadata.replace("s3a://", "s3://")]
     ).fetchall()
     return Counter(tuple(row) for row in rows)
+
+
+@pytest.mark.parametrize("catalog_kind", ["rest_s3"], indirect=True)
+def test_a_name_the_catalog_refuses_is_a_task_naming_it_and_nothing_is_created(
+    dest: Destination,
+) -> None:
+    # Fivetran names a table that starts with a digit with a leading underscore; an S3
+    # Tables-style catalog takes no such name.
+    response = dest.create("_2024_sales", COLUMNS)
+    assert response.WhichOneof("response") == "task", response
+    assert "_2024_sales" in response.task.message
+    assert "must start with a letter or digit" in response.task.message
+    assert dest.describe("_2024_sales").not_found
+
+
+@ON_S3
+def test_the_s3_secret_never_reaches_a_log_a_message_or_the_tables(
+    dest: Destination, lake: Lake, capfd: pytest.CaptureFixture[str], caplog: Any
+) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO)  # the server's level (its log setup keeps py4j at WARNING)
+    secret = dest.configuration["s3_secret_access_key"]
+    for name in (form.TEST_SETTINGS, form.TEST_WAREHOUSE, form.TEST_CATALOG):
+        _ok(_test(dest, name, dest.configuration)[0])
+    _ok(dest.create("t", COLUMNS))
+    _ok(dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["1", "a", "1"]])]))
+    bad = _test(dest, form.TEST_WAREHOUSE, {**dest.configuration, "s3_access_key_id": "SDX"})[0]
+    assert bad.WhichOneof("response") == "failure"
+    session = lake.child()
+    table = f"{lake.catalog}.`{dest.schema}`.t"
+    summaries = [str(r["summary"]) for r in session.table(f"{table}.snapshots").collect()]
+    properties = [str(r) for r in session.sql(f"SHOW TBLPROPERTIES {table}").collect()]
+    out, err = capfd.readouterr()
+    for text in (out, err, caplog.text, bad.failure, *summaries, *properties):
+        assert secret not in text

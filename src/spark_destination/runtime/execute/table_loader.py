@@ -40,6 +40,10 @@ _NOT_FOUND_EXCEPTIONS = frozenset(
     }
 )
 
+# A REST catalog's 400 for a name it cannot hold (a load of such a name finds no table).
+_BAD_REQUEST = "org.apache.iceberg.exceptions.BadRequestException"
+_NAME_REFUSED = "name must"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogTable:
@@ -90,7 +94,12 @@ def spark_table(session: SparkSession, table: TableRef) -> Any:
             return None
         raise
     except Py4JJavaError as exc:
-        if exc.java_exception.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
+        error = exc.java_exception
+        if error.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
+            return None
+        if error.getClass().getName() == _BAD_REQUEST and _NAME_REFUSED in str(error.getMessage()):
+            # A catalog that cannot hold the name (S3 Tables' rules: SeaweedFS answers 400
+            # "table name must start with a letter or digit") holds no such table: absent.
             return None
         raise
 
