@@ -13,7 +13,7 @@ import shlex
 import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from sqlglot import exp
 
@@ -21,6 +21,9 @@ from spark_destination.core.config import CatalogType, DestinationConfig
 from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
 from spark_destination.runtime.spark.provider import settings_for
+
+if TYPE_CHECKING:
+    from spark_destination.local_services.object_store import ObjectStore
 
 # The DuckDB release whose Iceberg and Avro extensions ship as wheels (they load offline).
 DUCKDB_PACKAGES: Final = (
@@ -89,6 +92,68 @@ def reading_hints(config: DestinationConfig, schema: str, tables: Sequence[str])
             "    " + _duckdb_set("extension_directory", exp.Literal.string(duckdb_extension_dir())),
             "    " + _duckdb_set("autoinstall_known_extensions", exp.false()) + " LOAD iceberg;",
             "    " + _duckdb(exp.select("*").from_(scan)),
+            "",
+        ]
+    )
+
+
+def s3_reading_hints(
+    store: ObjectStore, config: DestinationConfig, schema: str, tables: Sequence[str]
+) -> str:
+    """How to read the first of ``tables`` from SeaweedFS's REST catalog (while it serves)."""
+    if not tables:
+        return ""
+    table = tables[0]
+    admin = store.admin
+    prefix = f"spark.sql.catalog.{config.catalog}"
+    conf = {
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        ".type": "rest",
+        ".uri": store.catalog_uri,
+        ".warehouse": config.warehouse,
+        ".rest.auth.type": "sigv4",
+        ".rest.signing-name": config.catalog_signing_name,
+        ".rest.signing-region": config.s3_region,
+        ".rest.access-key-id": admin.access_key,
+        ".rest.secret-access-key": "$SECRET",
+        ".io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        ".client.region": config.s3_region,
+        ".s3.endpoint": store.endpoint,
+        ".s3.path-style-access": "true",
+        ".s3.access-key-id": admin.access_key,
+        ".s3.secret-access-key": "$SECRET",
+    }
+    spark_select = exp.select("*").from_(
+        exp.to_table(qualified(config.catalog, schema, table), dialect="spark")
+    )
+    bundle = ICEBERG_RUNTIME.coordinate.replace(
+        "iceberg-spark-runtime-3.5_2.12", "iceberg-aws-bundle"
+    )
+    spark_sql = [
+        "spark-sql",
+        "--packages",
+        f"{ICEBERG_RUNTIME.coordinate},{bundle}",
+        *(arg for key, value in conf.items() for arg in ("--conf", f"{prefix}{key}={value}")),
+        *("-e", spark_select.sql("spark")),
+    ]
+    secrets = store.folder / "identities.json"
+    return "\n".join(
+        [
+            f"Tables in SeaweedFS's Iceberg REST catalog at {store.catalog_uri} (S3 at "
+            f"{store.endpoint}, warehouse {config.warehouse}); $SECRET is the admin "
+            f"identity's secret in {secrets}. While scripts/object_store.sh --dir "
+            f"{store.folder} serves them (it prints the ports of each start), read "
+            f"{schema}.{table}:",
+            "  Spark SQL: " + shlex.join(spark_sql).replace("'$SECRET'", '"$SECRET"'),
+            "  pyiceberg (pip install pyiceberg boto3): from pyiceberg.catalog.rest import "
+            f"RestCatalog; RestCatalog('sw', uri={store.catalog_uri!r}, "
+            f"warehouse={config.warehouse!r}, **{{'rest.sigv4-enabled': 'true', "
+            f"'rest.signing-name': 's3', 'rest.signing-region': {config.s3_region!r}, "
+            f"'client.access-key-id': {admin.access_key!r}, 'client.secret-access-key': SECRET, "
+            f"'client.region': {config.s3_region!r}, 's3.endpoint': {store.endpoint!r}}})"
+            f".load_table(({schema!r}, {table!r})).scan().to_arrow()",
+            "  DuckDB, offline: iceberg_scan over httpfs with an S3 secret for this endpoint "
+            "(docs/operations.md, Reading from other engines).",
             "",
         ]
     )

@@ -13,10 +13,13 @@ import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spark_destination.cli.flags import add_config_flags, config_defaults, engine_for
 from spark_destination.core.errors import DestinationError
+
+if TYPE_CHECKING:
+    from spark_destination.local_services.object_store import ObjectStore
 
 
 def add_commands(sub: Any) -> None:
@@ -35,6 +38,13 @@ def add_commands(sub: Any) -> None:
     )
     replay.set_defaults(func=run_replay)
     demo = sub.add_parser("demo", help="replay the bundled sample sync and print the tables")
+    demo.add_argument(
+        "--s3",
+        metavar="DIR",
+        type=Path,
+        help="run it on S3: a SeaweedFS server (S3 and its Iceberg REST catalog) on loopback, "
+        "its data and keys in DIR, started for the demo and stopped after it",
+    )
     demo.set_defaults(func=run_demo)
     for command in (replay, demo):
         command.add_argument("--address", help="a running server (default: embedded server)")
@@ -76,11 +86,27 @@ def run_replay(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     samples = resources.files("spark_destination") / "samples"
     with resources.as_file(samples) as folder:
-        return _replay(sorted(Path(folder).glob("*.json")), args)
+        paths = sorted(Path(folder).glob("*.json"))
+        if args.s3 is None:
+            return _replay(paths, args)
+        from spark_destination.local_services.object_store import object_store
+
+        with object_store(args.s3.resolve()) as store:
+            for key, value in store.rest_configuration().items():
+                setattr(args, key, value)
+            args.catalog = args.catalog or "seaweed"
+            done = _replay(paths, args, store=store)
+        sys.stderr.write(
+            f"SeaweedFS stopped; its data and keys stay in {args.s3} "
+            f"(scripts/object_store.sh --dir {args.s3} serves them again).\n"
+        )
+        return done
 
 
-def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
-    from spark_destination.cli.reading import reading_hints
+def _replay(
+    paths: Sequence[Path], args: argparse.Namespace, store: ObjectStore | None = None
+) -> int:
+    from spark_destination.cli.reading import reading_hints, s3_reading_hints
     from spark_destination.replay import run as replay_module
     from spark_destination.replay.client import connect
     from spark_destination.replay.input_files import TesterInputError
@@ -122,7 +148,12 @@ def _replay(paths: Sequence[Path], args: argparse.Namespace) -> int:
                 replay_module.print_tables(
                     session, config.catalog, args.schema, report.tables, human
                 )
-                human.write(reading_hints(config, args.schema, report.tables))
+                hints = (
+                    reading_hints(config, args.schema, report.tables)
+                    if store is None
+                    else s3_reading_hints(store, config, args.schema, report.tables)
+                )
+                human.write(hints)
             return 0 if report.ok else 1
         except TesterInputError as exc:
             human.write(f"error: {exc}\n")

@@ -205,6 +205,22 @@ def _identities() -> dict[str, Identity]:
     }
 
 
+def _read_identities(path: Path) -> dict[str, Identity] | None:
+    """The identities of a folder served before (its data is theirs), or None."""
+    if not path.is_file():
+        return None
+    found = {}
+    for entry in json.loads(path.read_text())["identities"]:
+        (credential,) = entry["credentials"]
+        found[entry["name"]] = Identity(
+            name=entry["name"],
+            access_key=credential["accessKey"],
+            secret_key=credential["secretKey"],
+            actions=tuple(entry["actions"]),
+        )
+    return found if set(found) == set(_ACTIONS) else None
+
+
 def _write_identities(path: Path, identities: Mapping[str, Identity]) -> None:
     config = {
         "identities": [
@@ -329,7 +345,7 @@ class _StartFailed(Exception):
 def start(folder: Path) -> ObjectStore:
     """Start SeaweedFS on ``folder`` (created if missing) and wait until it is ready."""
     folder.mkdir(parents=True, exist_ok=True)
-    identities = _identities()
+    identities = _read_identities(folder / "identities.json") or _identities()
     _write_identities(folder / "identities.json", identities)
     log = folder / "seaweedfs.log"
     for attempt in range(1, START_ATTEMPTS + 1):
