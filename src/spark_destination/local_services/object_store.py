@@ -388,9 +388,17 @@ def _samples(text: str) -> Iterator[tuple[str, dict[str, str], float]]:
             yield match.group("name"), labels, float(match.group("value"))
 
 
+_TRAFFIC: Final = {
+    "SeaweedFS_s3_bucket_traffic_received_bytes_total": "bytes_received",
+    "SeaweedFS_s3_bucket_traffic_sent_bytes_total": "bytes_sent",
+}
+
+
 def request_counts(store: ObjectStore) -> dict[str, float]:
     """The server's own counters: S3 requests by kind (``GET``, ``PUT``, ``LIST``, ``HEAD``,
-    ``DELETE``, …; every status code), and bytes received and sent, summed over buckets."""
+    ``DELETE``, ``POST``, …; every status code), and bytes received (``bytes_received``: what
+    clients wrote) and sent (``bytes_sent``: what they read), summed over buckets. The REST
+    catalog's own requests (its port) are not among them."""
     with urllib.request.urlopen(store.metrics_url, timeout=5) as answer:  # noqa: S310 - loopback
         text = answer.read().decode()
     counts: dict[str, float] = {}
@@ -398,11 +406,8 @@ def request_counts(store: ObjectStore) -> dict[str, float]:
         if name == "SeaweedFS_s3_request_total":
             kind = labels.get("type", "OTHER")
             counts[kind] = counts.get(kind, 0.0) + value
-        elif name.startswith("SeaweedFS_s3_bucket_traffic_") and name.endswith("_bytes"):
-            key = "bytes_" + name.removeprefix("SeaweedFS_s3_bucket_traffic_").removesuffix(
-                "_bytes"
-            )
-            counts[key] = counts.get(key, 0.0) + value
+        elif name in _TRAFFIC:
+            counts[_TRAFFIC[name]] = counts.get(_TRAFFIC[name], 0.0) + value
     return counts
 
 
