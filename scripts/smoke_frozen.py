@@ -4,7 +4,9 @@ Usage: ``python scripts/smoke_frozen.py dist/main`` (or ``dist/main/main`` for a
 build). The program runs as under ``env -i``: only ``HOME``, ``TMPDIR`` and a ``PATH`` of
 symlinks to the system's tools without any ``python*``, ``pip*`` or ``java*``. The bundled
 samples are replayed against it through this (virtualenv) Python's gRPC client, as the tester
-would; every stdout line must be a Fivetran JSON log line; SIGTERM must stop it cleanly.
+would, once on its local warehouse and once on S3 (a SeaweedFS server, with its REST catalog,
+started beside it: the frozen program carries the AWS bundle); every stdout line must be a
+Fivetran JSON log line; SIGTERM must stop it cleanly.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from spark_destination.local_services.object_store import object_store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = REPO_ROOT / "src" / "spark_destination" / "samples"
@@ -44,6 +48,23 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _replay(port: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(REPO_ROOT / ".venv" / "bin" / "spark-destination"),
+            "replay",
+            str(SAMPLES),
+            "--address",
+            f"127.0.0.1:{port}",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=REPLAY_TIMEOUT,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -85,32 +106,26 @@ def main(argv: list[str]) -> int:
             print("smoke: Spark did not start; stdout:\n" + "\n".join(lines[-20:]))
             return 1
         spark_seconds = time.monotonic() - started
-        replay = subprocess.run(
-            [
-                str(REPO_ROOT / ".venv" / "bin" / "spark-destination"),
-                "replay",
-                str(SAMPLES),
-                "--address",
-                f"127.0.0.1:{port}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=REPLAY_TIMEOUT,
-        )
+        replay = _replay(port)
+        with object_store(root / "s3") as store:
+            on_s3 = {"catalog": "seaweed", **store.rest_configuration()}
+            flags = [f"--{k.replace('_', '-')}={v}" for k, v in on_s3.items()]
+            replay_s3 = _replay(port, "--schema", "tester_s3", *flags)
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=120)
         reader.join(timeout=10)
         leftovers = sorted(p.name for p in (root / "tmp").iterdir())
     # The replay's report goes to stderr; its last line is OK or FAILED: why.
-    report = [line for line in replay.stderr.splitlines() if line.startswith(("OK", "FAILED"))]
-    print(f"smoke: replay of the samples: {report[-1] if report else replay.stderr[-2000:]}")
+    for where, run in (("a local warehouse", replay), ("S3 (SeaweedFS)", replay_s3)):
+        report = [line for line in run.stderr.splitlines() if line.startswith(("OK", "FAILED"))]
+        verdict = report[-1] if report else run.stderr[-2000:]
+        print(f"smoke: replay of the samples on {where}: {verdict}")
     bad = [line for line in lines if not _is_log_line(line)]
     print(
         f"smoke: gRPC answering {grpc_seconds:.1f} s after start, Spark ready {spark_seconds:.1f} s"
     )
     print(f"smoke: {len(lines)} stdout line(s), {len(bad)} not Fivetran JSON; exit code {code}")
-    failed = replay.returncode != 0 or bad or code != 0 or leftovers
+    failed = replay.returncode != 0 or replay_s3.returncode != 0 or bad or code != 0 or leftovers
     if bad:
         print("smoke: first non-JSON line: " + bad[0][:200])
     if leftovers:
