@@ -94,6 +94,15 @@ def test_allow_list_of_uris_compares_scheme_host_and_whole_segments() -> None:
     assert not warehouse_allowed("/bucket/lake", allowed)
 
 
+def test_an_s3_root_names_its_bucket_and_prefix_under_every_s3_scheme() -> None:
+    allowed = ("s3://lake/team-a",)
+    for scheme in ("s3", "s3a", "s3n"):
+        assert warehouse_allowed(f"{scheme}://lake/team-a/sales", allowed)
+        assert not warehouse_allowed(f"{scheme}://lake/team-ab", allowed)
+        assert not warehouse_allowed(f"{scheme}://other/team-a", allowed)
+    assert not warehouse_allowed("gs://lake/team-a", allowed)
+
+
 def test_a_request_outside_the_allow_list_is_refused_before_spark(tmp_path: Path) -> None:
     from spark_destination.core.errors import ConfigurationError
     from spark_destination.engine.engine import Engine, SessionProvider

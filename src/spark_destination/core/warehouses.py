@@ -2,7 +2,9 @@
 
 A request chooses its warehouse; an operator who serves several teams limits those choices
 with ``serve --allowed-warehouses`` (``core.config.OperatorConfig``). Local paths compare after
-resolving symbolic links and ``..``, URIs lexically with their authority.
+resolving symbolic links and ``..``, URIs lexically with their authority (an S3 root is a bucket
+and a prefix of whole path segments: ``s3://lake/team-a`` allows ``s3://lake/team-a/x``, never
+``s3://lake/team-ab``; ``s3a://`` and ``s3n://`` name the same buckets).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from spark_destination.core.parsers import is_uri
 
 # The operator's allow-list, when not given as ``--allowed-warehouses``: comma-separated.
 ALLOWED_WAREHOUSES_ENV: Final = "SPARK_DESTINATION_ALLOWED_WAREHOUSES"
+# Hadoop's names for S3 buckets: ``s3a://b/p`` and ``s3://b/p`` are the same objects, so an
+# allow-list root in one names the other too.
+_SAME_AS_S3: Final = frozenset({"s3a", "s3n"})
 
 
 def _normalized(location: str) -> tuple[str, str]:
@@ -27,6 +32,7 @@ def _normalized(location: str) -> tuple[str, str]:
     if is_uri(text):
         parsed = urlsplit(text)
         scheme = parsed.scheme.lower()
+        scheme = "s3" if scheme in _SAME_AS_S3 else scheme
         if scheme != "file":
             path = posixpath.normpath("/" + unquote(parsed.path).lstrip("/"))
             return f"{scheme}://{parsed.netloc.lower()}", path
