@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Final
 
 from spark_destination.core.config import DestinationConfig
+from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.names import RESERVED_PREFIX
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.executor import Executor
@@ -29,6 +30,15 @@ _DEFAULT: Final = DestinationConfig()
 # The earlier defaults.
 EARLIER_PENDING_PREFIX: Final = RESERVED_PREFIX + "pending_"
 EARLIER_CHANGES_TABLE: Final = RESERVED_PREFIX + "changes"
+
+
+def _named(ref: TableRef, name: str) -> TableRef | None:
+    """``ref`` under ``name``, or None where no table can have that name (a long table's
+    earlier intermediate name is over a path component's length: no such table was made)."""
+    try:
+        return dataclasses.replace(ref, name=name)
+    except InvalidRequestError:
+        return None
 
 
 class EarlierNames:
@@ -49,14 +59,14 @@ class EarlierNames:
         table exists for ``ref`` (its intermediate table; its schema's changes table).
         ``executor`` is called only for a name not looked up yet."""
         if config.intermediate_table_prefix == _DEFAULT.intermediate_table_prefix:
-            earlier = dataclasses.replace(ref, name=EARLIER_PENDING_PREFIX + ref.name)
-            if self._exists(executor, warehouse, earlier):
+            earlier = _named(ref, EARLIER_PENDING_PREFIX + ref.name)
+            if earlier is not None and self._exists(executor, warehouse, earlier):
                 config = dataclasses.replace(
                     config, intermediate_table_prefix=EARLIER_PENDING_PREFIX
                 )
         if config.changes_table == _DEFAULT.changes_table:
-            table = dataclasses.replace(ref, name=EARLIER_CHANGES_TABLE)
-            if self._exists(executor, warehouse, table):
+            table = _named(ref, EARLIER_CHANGES_TABLE)
+            if table is not None and self._exists(executor, warehouse, table):
                 config = dataclasses.replace(config, changes_table=EARLIER_CHANGES_TABLE)
         return config
 
