@@ -6,8 +6,9 @@ commits (``faults.installed``: the statement then runs against a store that is d
 run hits the same point. Each request must answer within a bounded time, fail naming the
 table, and leave the table exactly as it was; once the store is back, the same request
 (Fivetran's retry) gives the table a clean run gives, and the destination serves on without a
-restart. The store here is a server of this module's own (the run's shared one keeps
-serving the other tests).
+restart. A deferred-mode server process SIGKILLed in its flush on S3 hands over to the next
+one with nothing lost and nothing applied twice. The store here is a server of this module's
+own (the run's shared one keeps serving the other tests).
 """
 
 from __future__ import annotations
@@ -16,22 +17,27 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from spark_destination.core.config import parse_config
 from spark_destination.core.errors import DestinationError
+from spark_destination.dialects.quoting import qualified
 from spark_destination.engine.engine import Engine
 from spark_destination.local_services.object_store import ObjectStore, object_store
+from spark_destination.local_services.server_process import start_server
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute import faults
 from spark_destination.runtime.spark.provider import settings_for
 from spark_destination.runtime.spark.session import register_catalog
 from tests.spark.test_history_grpc import START, TMAX, history_columns, write_history
-from tests.support.destination import UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, UNMOD, Destination, Lake, column
+from tests.support.kill_at import KILL_AT
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
@@ -270,3 +276,72 @@ def test_maintenance_while_the_store_is_down_fails_and_loses_no_row(
     batch = fdest.write_file(HEADER, [["7", "seven", "7"]])
     _ok(fdest.write("m", COLUMNS, replace=[batch]))
     assert _rows(flake, fdest, "m") == before + Counter({(7, "seven", 7): 1})
+
+
+def _stored(lake: Lake, schema: str, table: str) -> Counter[tuple[Any, ...]]:
+    """The table's rows as they are stored (no flush first, unlike ``Lake.rows``), a multiset."""
+    frame = lake.child().table(qualified(lake.catalog, schema, table))
+    return Counter(tuple(r) for r in frame.collect())
+
+
+def test_a_deferred_server_killed_in_its_flush_on_s3_loses_nothing_and_applies_nothing_twice(
+    fdest: Destination, flake: Lake, tmp_path: Path
+) -> None:
+    """A deferred-mode server on S3, SIGKILLed (with its JVM) once its flush has recorded itself
+    and before its MERGE; the next server finishes the flush before the retried request, and
+    flushes the rest when stopped: the table is what merge mode makes of the same requests."""
+    rows = 2000
+    columns = [*COLUMNS, column("_fivetran_synced", "UTC_DATETIME")]
+    header = [c.name for c in columns]
+    synced = "2024-03-01T10:00:00.000Z"
+    reference = replace(
+        fdest,
+        configuration={**fdest.configuration, "write_mode": "merge"},
+        schema=f"{fdest.schema}_ref",
+    )
+    first = [[str(i), f"a{i}", str(i), synced] for i in range(rows)]
+    second = [[str(i), UNMOD, str(-i), synced] for i in range(0, rows, 2)]
+    gone = [[str(i), NULL, NULL, synced] for i in range(rows - 10, rows)]
+    third = [[str(i), f"b{i}", NULL, synced] for i in range(rows // 2, rows + 5)]
+    requests: list[dict[str, list[list[str]]]] = [
+        {"replace": first},
+        {"update": second, "delete": gone},
+        {"replace": third},
+    ]
+
+    def send(dest: Destination, files: dict[str, list[list[str]]]) -> Any:
+        return dest.write(
+            "t", columns, **{k: [dest.write_file(header, v)] for k, v in files.items()}
+        )
+
+    log = tmp_path / "server.log"
+    flags = ["--write-mode", "deferred", "--merge-interval-ms=-1"]
+    cut = datetime(2000, 1, 1, tzinfo=UTC)  # the truncate deletes nothing: it starts a flush
+    _ok(reference.create("t", columns))
+    server = start_server(
+        log_file=log, flags=flags, prewarm=True, module="tests.support.kill_at",
+        env={KILL_AT: faults.FLUSH_RECORDED},
+    )  # fmt: skip
+    try:
+        dest = replace(fdest, stub=server.stub)
+        _ok(dest.create("t", columns))
+        for files in requests[:2]:
+            _ok(send(dest, files))
+            _ok(send(reference, files))
+        with pytest.raises(grpc.RpcError):  # killed under the request
+            dest.truncate("t", cut)
+        server.kill()
+        assert _stored(flake, dest.schema, "t") == Counter(), "the flush's MERGE ran"
+        assert _stored(flake, dest.schema, "sd__pending__t").total() == rows + rows // 2 + 10
+
+        server = start_server(log_file=log, flags=flags, prewarm=True)
+        dest = replace(dest, stub=server.stub)
+        _ok(dest.truncate("t", cut))  # Fivetran's retry of the request that was killed
+        _ok(reference.truncate("t", cut))
+        _ok(send(dest, requests[2]))
+        _ok(send(reference, requests[2]))
+        server.stop()
+        assert _stored(flake, dest.schema, "sd__pending__t") == Counter()
+        assert _stored(flake, dest.schema, "t") == _stored(flake, reference.schema, "t")
+    finally:
+        server.kill()
