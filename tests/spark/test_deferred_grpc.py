@@ -30,7 +30,15 @@ from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.spark.test_history_grpc import history_columns, write_history
-from tests.support.destination import NULL, UNMOD, Destination, Lake, column, mode_configuration
+from tests.support.destination import (
+    METASTORES,
+    NULL,
+    UNMOD,
+    Destination,
+    Lake,
+    column,
+    mode_configuration,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -518,7 +526,7 @@ def test_a_name_too_long_for_an_intermediate_table_works_in_merge_mode_only(
 ) -> None:
     # A valid table name whose intermediate table's name (13 more) is too long: 250 of the 255
     # bytes of a path name; a Hive metastore takes at most 128 characters.
-    name = "t" * (120 if catalog_kind == "hive" else 250)
+    name = "t" * (120 if catalog_kind in METASTORES else 250)
     with both(dest) as (deferred, merged):
         row = [["1", "a", "1", SYNC1, "false"]]
         ok(merged.create(name, COLUMNS))

@@ -23,7 +23,7 @@ from spark_destination.core.names import path_problem
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.sql.test_hostile_identifiers import COLUMN_NAMES, NAME
-from tests.support.destination import Destination, Lake, column
+from tests.support.destination import METASTORES, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
 
@@ -71,7 +71,7 @@ def test_hostile_names_round_trip(
         column("_fivetran_synced", "UTC_DATETIME"),
     ]
     header = [c.name for c in columns]
-    if catalog_kind == "hive":
+    if catalog_kind in METASTORES:
         dest, table = refused_by_the_metastore(dest, table, columns, number)
     created = dest.create(table, columns)
     assert created.WhichOneof("response") == "success", created

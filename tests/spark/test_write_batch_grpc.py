@@ -12,7 +12,15 @@ from decimal import Decimal
 import pytest
 
 from spark_destination.dialects.quoting import qualified
-from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
+from tests.support.destination import (
+    METASTORES,
+    NULL,
+    UNMOD,
+    WRITE_MODES,
+    Destination,
+    Lake,
+    column,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)]
 
@@ -284,7 +292,7 @@ def test_identifiers_with_spaces_dots_hyphens_and_backticks(
         column("_fivetran_synced", "UTC_DATETIME"),
     ]
     header = [c.name for c in columns]
-    if catalog_kind == "hive":
+    if catalog_kind in METASTORES:
         # A Hive metastore takes only ASCII letters, digits and '_' in database and table
         # names: each is refused, by name, before anything is created; column names are
         # Iceberg's own and keep every character.

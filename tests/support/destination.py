@@ -33,6 +33,9 @@ WRITE_MODES = ("merge", "deferred")
 # The catalogs a test parametrized over ``catalog_kind`` runs against (``indirect``: see
 # conftest): the Hadoop catalog, and a real Hive metastore.
 CATALOGS = ("hadoop", "hive")
+# The catalog kinds that are a Hive metastore (its tables on a local disk, or on S3): each
+# refuses schema and table names outside its rules, by name, before anything runs.
+METASTORES = ("hive", "hive_s3")
 # Deferred mode: table ``t``'s pending batches are in table ``PENDING_PREFIX + t`` (default).
 PENDING_PREFIX = parse_config({}).intermediate_table_prefix
 

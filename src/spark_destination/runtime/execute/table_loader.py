@@ -42,7 +42,9 @@ _NOT_FOUND_EXCEPTIONS = frozenset(
 
 # A REST catalog's 400 for a name it cannot hold (a load of such a name finds no table).
 _BAD_REQUEST = "org.apache.iceberg.exceptions.BadRequestException"
-_NAME_REFUSED = "name must"
+# SeaweedFS answers "table name must start with a letter or digit" for a table, "invalid
+# namespace name: only ... are allowed" for a namespace.
+_NAME_REFUSED = ("name must", "invalid namespace name")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,9 +99,11 @@ def spark_table(session: SparkSession, table: TableRef) -> Any:
         error = exc.java_exception
         if error.getClass().getName() in _NOT_FOUND_EXCEPTIONS:
             return None
-        if error.getClass().getName() == _BAD_REQUEST and _NAME_REFUSED in str(error.getMessage()):
-            # A catalog that cannot hold the name (S3 Tables' rules: SeaweedFS answers 400
-            # "table name must start with a letter or digit") holds no such table: absent.
+        message = str(error.getMessage())
+        if error.getClass().getName() == _BAD_REQUEST and any(
+            refused in message for refused in _NAME_REFUSED
+        ):
+            # A catalog that cannot hold the name (S3 Tables' rules) holds no such table.
             return None
         raise
 
