@@ -5,17 +5,17 @@ connector runs, from the batch already decoded, staged (typed) and cached in Spa
 left when decryption, decompression, parsing, typing and staging cost nothing. Every measured
 write starts from the same table state (Iceberg ``rollback_to_snapshot`` between runs).
 
-Figures (issue 9's table): N-row upsert WriteBatch into an N-row table (median of warm runs,
+Figures: N-row upsert WriteBatch into an N-row table (median of warm runs,
 and over the floor's median and first run); mixed (60 % replace, 25 % update with unmodified
 columns, 15 % delete); N-version WriteHistoryBatch over the N-row upsert; small batch (100
 replace, 10 update, 10 delete; sequential and random keys) p50 on a big table over the bare
 small MERGE, and big over a table 10x smaller; Parquet over CSV upsert; peak RSS (this process
 and the JVM) of the connector over the floor; decrypt + decompress + parse (+ typing)
-throughput; growth of time and memory with N. Issue 21: the N-row upsert under
+throughput; growth of time and memory with N. Bad values: the N-row upsert under
 bad_value_policy=null over the same under fail (no bad value), and with 1 % of its rows
 carrying one bad value each over the clean null run.
 
-Deferred write mode (issue 20), both modes in the same run, random-key small batches (100
+Deferred write mode, both modes in the same run, random-key small batches (100
 replace, 10 update with unmodified values, 10 delete) on tables of 16.5k and 165k rows
 (``--full``: 1.65M and 16.5M, loaded through Spark, not through the connector): deferred
 WriteBatch p50 over merge mode's; deferred p50 at the bigger table over the smaller; N batches
@@ -26,7 +26,7 @@ Usage:
     .venv/bin/python benchmarks/bench.py                 # N = 100k, small tables 16.5k/165k
     .venv/bin/python benchmarks/bench.py --scale --plot scale.png    # layouts: 16.5k/165k rows
     .venv/bin/python benchmarks/bench.py --scale --scale-sizes 1650000,16500000 --aging 500
-    .venv/bin/python benchmarks/bench.py --rows 100000 --bad-values-only   # issue 21 only
+    .venv/bin/python benchmarks/bench.py --rows 100000 --bad-values-only   # bad values only
     .venv/bin/python benchmarks/bench.py --full          # N = 1M, small tables 165k/1.65M
     .venv/bin/python benchmarks/bench.py --rows 200000 --growth 10000,100000 --runs 3
     .venv/bin/python benchmarks/bench.py --deferred      # only the deferred-mode figures
@@ -376,7 +376,7 @@ class Comparison:
     first_compiling: float | None = None
 
 
-# --- bad_value_policy (issue 21) -----------------------------------------------------------
+# --- bad_value_policy --------------------------------------------------------------------
 
 NULLS = {"bad_value_policy": "null"}
 # (column index in ``row``, a text that column cannot hold): an INT, a DECIMAL(18, 4) beyond
@@ -587,7 +587,7 @@ def deferred_run(
 def deferred_figures(
     bench: Bench, sizes: Sequence[int], runs: int, batches: int, rng: random.Random
 ) -> list[tuple[str, float, float]]:
-    """Issue 20's figures: (name, left, right); the ratio is left ÷ right."""
+    """Deferred mode's figures: (name, left, right); the ratio is left ÷ right."""
     done = {size: deferred_run(bench, size, runs, batches, rng) for size in sizes}
     figures = []
     for size, run in done.items():
@@ -641,10 +641,10 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument("--runs", type=int, default=3, help="warm runs per figure")
     parser.add_argument("--small-runs", type=int, default=7)
     parser.add_argument("--growth", help="comma-separated sizes (default 10k,100k[,1M])")
-    # Issue 23: small batches on large tables per layout and format version (benchmarks/scale.py).
+    # Small batches on large tables per layout and format version (benchmarks/scale.py).
     parser.add_argument("--scale", action="store_true", help="only the lake-scale figures")
     parser.add_argument(
-        "--scale-sizes", default="16500,165000", help="table sizes (the issue's: 1650000,16500000)"
+        "--scale-sizes", default="16500,165000", help="table sizes (documented: 1650000,16500000)"
     )
     parser.add_argument(
         "--candidates",
@@ -678,7 +678,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     parser.add_argument(
         "--bad-values-only",
         action="store_true",
-        help="only the bad_value_policy figures (issue 21): fail vs null, clean vs 1 %% bad",
+        help="only the bad_value_policy figures: fail vs null, clean vs 1 %% bad",
     )
     args = parser.parse_args()
     deferred_sizes = (

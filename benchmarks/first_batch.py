@@ -1,4 +1,4 @@
-"""The first big batches of a fresh server against the bare engine's first MERGE (issue 23).
+"""The first big batches of a fresh server against the bare engine's first MERGE.
 
 A fresh JVM runs its first MERGE of a shape on cold, interpreted code: an independent harness
 measured the bare engine's first 1M-row MERGE at 12.4 s against a warm median of 6.7 s, and the

@@ -1,5 +1,5 @@
 """Many tables of different columns written in rotation, as a server syncing a connection's
-tables writes them (issue 33): does each table's MERGE stay compiled between its syncs?
+tables writes them: does each table's MERGE stay compiled between its syncs?
 
 Spark compiles each plan's pieces into classes (whole-stage code generation) that depend on the
 table's columns and keeps a bounded number of them (``spark.sql.codegen.cache.maxEntries``); a

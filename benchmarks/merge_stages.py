@@ -1,4 +1,4 @@
-"""Where a warm history MERGE's time goes, Spark stage by Spark stage (issue 33; prints figures).
+"""Where a warm history MERGE's time goes, Spark stage by Spark stage (prints figures).
 
 One process: a local Spark with the connector's settings loads an N-version history table
 through the connector (``out_of_process.Workload``'s load), stages the N-version history batch

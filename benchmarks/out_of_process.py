@@ -1,4 +1,4 @@
-"""The big writes through a fresh ``serve`` process and in this process, same files (issue 23).
+"""The big writes through a fresh ``serve`` process and in this process, same files.
 
 An independent harness measured the connector slower out of process than ``bench.py`` does in
 process, and a history batch 3.2x the upsert where ``bench.py`` says 1.6-2.7x. This script runs
@@ -31,8 +31,8 @@ Prints figures; asserts nothing.
 
 One run's ratios move with the floor, which moves 7-11 % between runs of the same statement on
 this machine (docs/benchmarks.md): ``--repeat N`` runs the whole sequence N times, each in a
-fresh process of this script (a fresh server and a fresh floor JVM), and prints each of issue
-33's figures per run with their median and range beside the target.
+fresh process of this script (a fresh server and a fresh floor JVM), and prints each of the
+target figures per run with their median and range beside the target.
 
 Usage:
     .venv/bin/python benchmarks/out_of_process.py --rows 1000000 [--prewarm] [--format-version 3]
@@ -90,7 +90,7 @@ SPARK_COALESCING = "history batch, Spark's default coalescing"
 OTHER_HISTORY = tuple(c for c in bench.HISTORY if c.name not in ("score", "note"))
 # HotSpot's default, after the session's KEEP_HEAP_OPTION (an operator's option comes last).
 BARE_HEAP_OPTION = "-XX:MaxHeapFreeRatio=70"
-# Issue 33's figures, in the order ``--repeat`` prints them, with their targets ("" for none).
+# The target figures, in the order ``--repeat`` prints them, with their targets ("" for none).
 TARGETS = {
     "upsert ÷ floor": "≤ 1.3",
     "mixed ÷ floor": "≤ 1.3",
@@ -376,7 +376,7 @@ def floors(folder: Path, work: Workload, runs: int) -> dict[str, tuple[bench.Com
     return result
 
 
-def issue_figures(
+def target_figures(
     served: dict[str, float],
     peaks: dict[str, float],
     floor: dict[str, tuple[bench.Comparison, float]],
@@ -425,7 +425,7 @@ def repeat(times: int, argv: list[str]) -> None:
             runs.append(json.loads(out.read_text()))
     columns = " | ".join(f"run {n}" for n in range(1, times + 1))
     print()
-    print(f"=== issue 33's figures over {times} runs")
+    print(f"=== the target figures over {times} runs")
     print(f"figure | {columns} | median | range | target")
     print("---|" + "---|" * times + "---|---|---")
     for name, target in TARGETS.items():
@@ -505,10 +505,10 @@ def main() -> None:
         "--repeat",
         type=int,
         default=0,
-        help="run the sequence this many times, each in a fresh process, and print issue 33's "
+        help="run the sequence this many times, each in a fresh process, and print the target "
         "figures per run with their median and range (needs --skip-in-process)",
     )
-    parser.add_argument("--json", type=Path, help="write issue 33's figures of this run here")
+    parser.add_argument("--json", type=Path, help="write the target figures of this run here")
     args = parser.parse_args()
     if args.repeat:
         if not args.skip_in_process or not args.floor_runs:
@@ -620,7 +620,7 @@ def main() -> None:
                     f"{seconds:.2f} | {served / seconds:.2f} | | |"
                 )
             # Both cold: the server's first history batch and the floor's first history MERGE
-            # each pay the JIT for that statement's shape (docs/benchmarks.md, issue 33).
+            # each pay the JIT for that statement's shape (docs/benchmarks.md).
             both, _ = floor["history batch"]
             if both.first is not None:
                 served = results["serve"]["history batch"]
@@ -629,7 +629,7 @@ def main() -> None:
                     f"{served / both.first:.2f} | | |"
                 )
             if args.json:
-                figures = issue_figures(results["serve"], peaks, floor, small_p50)
+                figures = target_figures(results["serve"], peaks, floor, small_p50)
                 args.json.write_text(json.dumps(figures))
 
 

@@ -1,4 +1,4 @@
-"""Lake-scale benchmark (issue 23): small batches on large tables that also received big merges,
+"""Lake-scale benchmark: small batches on large tables that also received big merges,
 per table layout and Iceberg format version. ``bench.py --scale`` runs it; it prints figures and
 asserts nothing.
 
@@ -55,7 +55,7 @@ PERMUTATION_MODULUS = 2_147_483_647
 PERMUTATION_FACTOR = 48_271
 # The table the warm-up writes to.
 WARM_UP_ROWS = 20_000
-# The largest big merge (the issue's 1M-row batches).
+# The largest big merge (the 1M-row batches of docs/benchmarks.md).
 BIG_MERGE_ROWS = 1_000_000
 # Row generator: the bench's 12 columns, typed as the connector stores them. ``{key}`` is the
 # key of row number ``id``.

@@ -1,7 +1,7 @@
 """What makes a small MERGE cheap on a large Iceberg table: table layouts against ON filters.
 
-Issue 9, section 3 asked to find by measurement a way for small-batch latency to grow much
-more slowly than the table. This script is the measurement behind the choice (the MERGE's
+How a small batch's latency can grow much more slowly than the table: this script is the
+measurement behind the choice (the MERGE's
 key-filter form): bare Spark SQL on one warm session, no connector. For each table layout it
 builds an N-row table (12 columns, like ``bench.py``), stages a 120-row batch (100 upserts,
 10 updates, 10 deletes) as a cached view, and times the merge-on-read MERGE with:

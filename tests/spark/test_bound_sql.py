@@ -1,6 +1,6 @@
-"""Values bound through Spark's JVM API (``runtime.bound_sql``): ints and text make the literals
-PySpark's own ``sql(text, args=...)`` makes; dates bind exactly on the proleptic Gregorian
-calendar Spark stores, where PySpark's route fails or shifts them."""
+"""Values bound through Spark's JVM API (``runtime.execute.bound_sql``): ints and text make the
+literals PySpark's own ``sql(text, args=...)`` makes; dates bind exactly on the proleptic
+Gregorian calendar Spark stores, where PySpark's route fails or shifts them."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ state before or after the request, never in between; a restarted server removes 
 plaintext and Spark scratch the dead one left (and nothing of live processes); the retried
 request gives the clean-run table. Also: the JVM alone dies (killed) while idle and mid-request.
 
-The batch has ``SPARK_DESTINATION_CRASH_ROWS`` rows (default 50 000, small enough for CI; the
-issue's 300k-row case ran with the variable set).
+The batch has ``SPARK_DESTINATION_CRASH_ROWS`` rows (default 50 000, small enough for CI; set it
+to 300000 for a batch whose MERGE runs for tens of seconds).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def failing_commits(
     returns the attempts.
 
     Both ways the executor runs a statement fail: ``SparkSession.sql`` and, for a statement
-    with bound values (a small batch's key filter), ``runtime.bound_sql``."""
+    with bound values (a small batch's key filter), ``runtime.execute.bound_sql``."""
     original_sql, original_bound = SparkSession.sql, executor.bound_sql
     attempts: list[str] = []
 

@@ -1,6 +1,6 @@
 """The batch and history MERGEs run with settings of their own on a real session, and only
 they: whole-stage code generation off until the statement has run once in this JVM and a small
-batch of it switches it on (``statement_runs``; docs/benchmarks.md, issue 33) and, for the
+batch of it switches it on (``statement_runs``; docs/benchmarks.md) and, for the
 history MERGE, Iceberg's write distribution ``none``. Every other statement runs on the
 session's own settings, and nothing is left set after the request. (The operator's settings
 winning is tested on a stand-in session: tests/unit/test_history_merge_runtime.py.)"""

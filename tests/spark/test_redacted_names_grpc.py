@@ -98,8 +98,8 @@ def exercise(dest: Destination, read_rows) -> None:  # noqa: ANN001 - a callable
         altered, key=lambda c: c.name
     )
 
-    # A table with a primary key and a `url` column: every WriteBatch used to fail with
-    # "no primary key" because the key was read from the redacted property.
+    # A table with a primary key and a `url` column: the key must not be read from the
+    # redacted property, or every WriteBatch fails with "no primary key".
     assert outcome(dest.create("pages", pages())) == "success"
     assert list(dest.describe("pages").table.columns) == pages()
     page_rows = [["1", "https://a", SYNC], ["2", "https://b", SYNC]]

@@ -1,7 +1,7 @@
 """Each step's log line says what of its time the driver's JVM spent compiling code and
 collecting garbage (``runtime.execute.jvm_time``): a fresh server's first big MERGE of a shape
-is mostly HotSpot's JIT (docs/benchmarks.md, issue 33), and the log is where an operator can
-tell that from a slow table."""
+is mostly HotSpot's JIT (docs/benchmarks.md, "What a fresh server pays"), and the log is where
+an operator can tell that from a slow table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``serve --prewarm`` warms the write path (``service.warm_up``): small batches of every kind
+"""``serve --prewarm`` warms the write path (``engine.warm_up``): small batches of every kind
 run through the engine on throwaway tables in a temporary warehouse, which is gone afterwards;
 the user's warehouse is untouched."""
 

@@ -1,4 +1,4 @@
-"""Parquet batch files (runtime.parquet_files) written the way AvroParquetWriter does
+"""Parquet batch files (runtime.batch.parquet_files) written the way AvroParquetWriter does
 (replay.batch_writer), decoded to the same typed table as the CSV of the same rows."""
 
 from __future__ import annotations

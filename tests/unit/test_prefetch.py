@@ -1,4 +1,4 @@
-"""runtime.prefetch: a chunk generator run in a helper thread, ahead of its consumer."""
+"""runtime.batch.prefetch: a chunk generator run in a helper thread, ahead of its consumer."""
 
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def test_the_executor_runs_the_rendered_form_staging_calls_for(
 
     stager = type("Stager", (_Stager,), {"repeated": repeated, "rows": rows})
     monkeypatch.setattr(executor_module, "Stager", stager)
-    # Values bind through Spark's JVM API (runtime.bound_sql); here the fake records them.
+    # Values bind through Spark's JVM API (runtime.execute.bound_sql); here the fake records them.
     monkeypatch.setattr(executor_module, "bound_sql", lambda s, text, args: s.sql(text, args))
     session = FakeSession()
     Executor(session).run(statements)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """A MERGE statement runs without generated code until this Spark application has run it and a
 small batch of it switches it on; then it keeps generated code whatever the size
-(``statement_runs``; docs/benchmarks.md, issue 33, sixteenth session)."""
+(``statement_runs``; docs/benchmarks.md, "JVM and Spark settings")."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ _GRPC_QUIET: Final = (("GRPC_VERBOSITY", "ERROR"), ("GRPC_ENABLE_FORK_SUPPORT", 
 # file then faults it in again, and where the host has reclaimed those pages meanwhile (a
 # MERGE runs between two stagings) that cost as much as the decode: a 1M-row history batch
 # decoded in 2.04 s right after a MERGE, 0.96 s with its memory kept (docs/benchmarks.md,
-# issue 33). A server keeps what its batches needed. Read when pyarrow loads, so set first.
+# "What a fresh server pays"). A server keeps what its batches needed. Read when pyarrow
+# loads, so set first.
 _KEEP_ARROW_MEMORY: Final = (("MIMALLOC_PURGE_DELAY", "-1"),)
 
 

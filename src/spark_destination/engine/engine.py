@@ -181,7 +181,7 @@ class Engine:
         return self._sessions.explain(exc)
 
     def claim_warehouse(self, configuration: Mapping[str, str]) -> None:
-        """Refuse a warehouse another server process uses (see ``runtime.warehouse_lock``)."""
+        """Refuse a warehouse another server process uses (``runtime.execute.warehouse_lock``)."""
         _claim_warehouse(self.config(configuration))
 
     def _executor(
@@ -400,7 +400,7 @@ class Engine:
     def _write_deferred(
         self, config: DestinationConfig, ref: TableRef, request: WriteBatchRequest, batch: Batch
     ) -> Result:
-        """Append the batch to the table's intermediate table (``service.deferred``)."""
+        """Append the batch to the table's intermediate table (``engine.deferred``)."""
         with self._lock(config, ref):
             executor = self._executor(config, "WriteBatch", _batch_files(request))
             outcome = self._deferred.write(executor, config, ref, request, batch)

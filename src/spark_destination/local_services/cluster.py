@@ -2,7 +2,7 @@
 
 pip's pyspark has no ``sbin/`` start scripts, but ``bin/spark-class`` runs any Spark main class,
 so the master and the worker are started as two child processes with the JDK the destination
-uses (``runtime.java``). Used by the cluster tests and the cluster benchmark; also a quick way
+uses (``runtime.spark.java``). Used by the cluster tests and the cluster benchmark; also a quick way
 for a user to try ``spark_master=spark://…`` on one machine.
 
 ``standalone_cluster`` waits until the worker has registered with the master (the master's JSON

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from spark_destination.replay.run import StepResult
 
-log = logging.getLogger("spark_destination.replay.run")
+log = logging.getLogger(__name__)
 
 
 class PlainProgress:

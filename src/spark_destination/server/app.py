@@ -76,7 +76,7 @@ def run_server(
     A port that is taken is a SEVERE log line and exit code 1. With ``prewarm`` Spark starts
     in the background at once (gRPC answers meanwhile), so the first request does not pay for
     it; "Spark is ready" is logged when it has. Then, unless not ``warm_writes``, small batches
-    warm the write path on throwaway tables (``service.warm_up``).
+    warm the write path on throwaway tables (``engine.warm_up``).
     """
     stop = threading.Event()
 

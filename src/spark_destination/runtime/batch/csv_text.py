@@ -211,7 +211,7 @@ def _read_once(
     blanks: list[int] | None,
 ) -> pa.Table:
     chunks, fh = plain_chunks(path, key, params)
-    # The byte layers run in a helper thread, overlapping pyarrow's parse (runtime.prefetch).
+    # The byte layers run in a helper thread, overlapping pyarrow's parse (runtime.batch.prefetch).
     guarded = guard_csv(chunks, path, blanks)
     with as_stream(prefetched(guarded, _PREFETCH_CHUNKS), fh) as stream:
         if not stream.peek(1):

@@ -31,7 +31,7 @@ CHUNK_BYTES = 1 << 20
 # Compressed bytes handed to the decompressor at a time. Its output for one input is one chunk,
 # so this bounds a chunk at this size times the compression ratio: read 1 MiB at a time, an
 # earliest-start file (1M rows in 423 KiB, 70:1) came out as one 30 MiB chunk, and the parser
-# could start only once all of it was decompressed (docs/benchmarks.md, issue 33).
+# could start only once all of it was decompressed (docs/benchmarks.md, "Decoding").
 DECOMPRESS_SLICE_BYTES = 128 << 10
 
 

@@ -1,7 +1,7 @@
 """Where a local master stages decoded batches, and whether a batch fits there.
 
 The staging folder must be RAM-backed (decrypted rows never reach persistent disk). By default
-it is this process's scratch folder on ``/dev/shm`` (``runtime.scratch``);
+it is this process's scratch folder on ``/dev/shm`` (``runtime.spark.scratch``);
 ``SPARK_DESTINATION_STAGING_DIR`` names another tmpfs. Inside Docker
 ``/dev/shm`` is 64 MB by default, so a batch that does not fit is not written there at all: the
 stager hands it to Spark through Arrow instead (through the driver's memory and, with

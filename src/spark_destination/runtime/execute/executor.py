@@ -431,7 +431,7 @@ class Executor:
         For a merge-on-read MERGE Iceberg's default write distribution (``hash``) adds a shuffle
         after the join, which AQE coalesces by Iceberg's advisory size; ``none`` lets the join's
         tasks write, each its own data file and its own delete files. Measured on two cores
-        with 4 partitions (docs/benchmarks.md, issue 33, fifteenth session): a 1M-version batch
+        with 4 partitions (docs/benchmarks.md, "JVM and Spark settings"): a 1M-version batch
         8 % faster (16.03 against 17.46 s, medians of 5 alternated), adding 4 data files where
         ``hash`` added 1 (and 4 delete files both ways). On more slots a request has more
         partitions (``session.request_shuffle_partitions``, two per slot), and ``none`` would

@@ -2,11 +2,12 @@
 
 A statement's first run in a JVM pays HotSpot's JIT for its plan's code: a fresh server's first
 1M-row history MERGE takes about twice its warm time, in the bare engine too
-(docs/benchmarks.md, issue 33). Each step's log line says how much of its time the JVM spent so,
-so an operator can tell a slow step that was warming up from one that was not. Read from the
-JVM's management beans, which count for the whole JVM: with requests running side by side, a
-step's figures include the others'. Compiling is the compiler threads' elapsed time, which on a
-machine with few cores competes with Spark's task threads, so it is not CPU time either.
+(docs/benchmarks.md, "What a fresh server pays"). Each step's log line says how much of its
+time the JVM spent so, so an operator can tell a slow step that was warming up from one that
+was not. Read from the JVM's management beans, which count for the whole JVM: with requests
+running side by side, a step's figures include the others'. Compiling is the compiler threads'
+elapsed time, which on a machine with few cores competes with Spark's task threads, so it is
+not CPU time either.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def read(session: SparkSession) -> JvmTime:
 def _beans(session: SparkSession) -> _Beans:
     """Looked up once per JVM: finding them through py4j (the factory's class by name, the
     collectors' list iterated to the exception that ends py4j's iteration) took ~22 ms a read,
-    and every step reads twice; a read of the beans takes ~0.2 ms (docs/benchmarks.md, issue
-    33, seventeenth session)."""
+    and every step reads twice; a read of the beans takes ~0.2 ms (docs/benchmarks.md,
+    "Small syncs")."""
 
     def find() -> _Beans:
         factory = java_class(session, "java.lang.management.ManagementFactory")

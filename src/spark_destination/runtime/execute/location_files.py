@@ -7,7 +7,7 @@ under the location is that old, the manifests need not be read. The listing is S
 (its file index, through the Hadoop file system the procedure lists with too), asked for the
 files modified before the cut-off: one call, listed in the JVM. Walking Hadoop's iterator
 from here instead cost ~1.5 ms a file in py4j round trips (1.3 s for 900 files, against
-0.05-0.07 s this way; docs/benchmarks.md, issue 33).
+0.05-0.07 s this way; docs/benchmarks.md, "Small syncs").
 """
 
 from __future__ import annotations

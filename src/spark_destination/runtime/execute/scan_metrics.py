@@ -87,7 +87,7 @@ def _batch_scans(session: SparkSession, root: Any) -> Iterator[Any]:
     IN subqueries run as plans of their own under expressions; nested ones included) in a few
     calls, and only the leaves that hold a plan of their own (a command's, an adaptive plan's,
     a query stage's) are opened. Visiting every node, several py4j round trips each, took
-    ~30 ms a small MERGE (docs/benchmarks.md, issue 33, eighteenth session).
+    ~30 ms a small MERGE (docs/benchmarks.md, "Small syncs").
     """
     # (plan, whether its subqueries are still to be found: a subquery's own nested ones were
     # found with it, among the holding plan's)

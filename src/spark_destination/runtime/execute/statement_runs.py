@@ -5,13 +5,13 @@ A MERGE's whole-stage generated classes are its own (they depend on its plan and
 columns), so the first runs of a statement in a JVM execute them while HotSpot is still
 compiling them; without generated code, Spark's operators run their own code, which every
 earlier statement has warmed. Once a statement has been run, the trade turns: the same write
-runs 10-14 % faster with generated code (docs/benchmarks.md, issue 33: fourth and sixteenth
-sessions). The run that first generates a statement's classes pays for compiling them in
+runs 10-14 % faster with generated code (docs/benchmarks.md, "JVM and Spark settings"). The
+run that first generates a statement's classes pays for compiling them in
 proportion to the rows it processes (1M rows: 1.6-2.9 s more; a 120-row sync: nothing
 measurable), so a statement switches on a small run only, and keeps generated code from then
 on, whatever the size. The table's size needs no rule of its own: warm, generated code was
 faster at every size measured, from 1,000 rows (4.6-17.7 %), and a 20-row table's switch cost
-nothing measurable (docs/benchmarks.md, issue 33, seventeenth session).
+nothing measurable (same section).
 
 Statements are known by a digest of their text (the text holds no row values: they are bound
 to parameter markers), per Spark application (a new JVM has compiled nothing), at most

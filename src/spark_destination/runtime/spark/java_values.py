@@ -2,13 +2,13 @@
 
 py4j resolves a dotted class name (``jvm.java.util.HashMap``) one package at a time, a round
 trip each: 1.1-1.6 ms a class, against ~0.1 ms a call on a class already found
-(docs/benchmarks.md, issue 33, eighteenth session). ``java_class`` finds each class once per
+(docs/benchmarks.md, "Small syncs"). ``java_class`` finds each class once per
 JVM; ``per_jvm`` keeps any other value a JVM cannot change while it runs.
 
 py4j iterates a Java collection through its iterator until ``next`` throws, and PySpark
 converts that exception, asking the JVM about its class many times: reading a table's
 properties or identifier fields so took 15-19 ms each, against ~0.5 ms through an array
-(docs/benchmarks.md, issue 33, seventeenth session). Every request reads them.
+(the same section). Every request reads them.
 """
 
 from __future__ import annotations

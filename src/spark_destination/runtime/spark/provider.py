@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from spark_destination.runtime.spark.session import SparkSettings
     from spark_destination.runtime.spark.storage import S3Storage
 
-log = logging.getLogger("spark_destination.engine.engine")
+log = logging.getLogger(__name__)
 
 
 class SessionProvider:

@@ -218,8 +218,8 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # local master's cores) by default: on two cores a 1M-key history MERGE's 4 write
         # partitions became 3 tasks, the third running alone while a core idled. Keeping the
         # 4 made that MERGE 4 % faster (8.19 against 8.52 s, means of 4 alternated runs;
-        # docs/benchmarks.md, issue 33). Partitions under 1 MiB (Spark's minPartitionSize)
-        # are still merged: a small batch's shuffle still runs as one task.
+        # docs/benchmarks.md, "JVM and Spark settings"). Partitions under 1 MiB (Spark's
+        # minPartitionSize) are still merged: a small batch's shuffle still runs as one task.
         (COALESCE_MIN_PARTITIONS_CONF, str(settings.shuffle_partitions)),
         ("spark.ui.enabled", "false"),
         # The console progress bar writes carriage-return noise into the server's stderr.
@@ -241,7 +241,7 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # has 13-46: a server writing a dozen tables of different columns evicted them and
         # compiled them again (Janino, then the JIT) on every sync. Twelve tables written in
         # rotation (benchmarks/many_tables.py), 200k-row upserts, round medians: 1.46-1.71 s
-        # with Spark's defaults, 1.22-1.45 s as shipped (docs/benchmarks.md, issue 33). Read
+        # with Spark's defaults, 1.22-1.45 s as shipped (docs/benchmarks.md). Read
         # at start-up; an operator's setting wins below.
         ("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES)),
     ]
@@ -340,7 +340,8 @@ CODEGEN_CACHE_ENTRIES: Final = 2000
 # G1 gives heap back to the OS after a request whose garbage it collected, and the next big
 # request touches it again: every 1M-row write re-faulted 0.65-0.8 GB of heap (170-200k page
 # faults, ~2.3 us each on the benchmark VM). A server keeps the heap its biggest request
-# needed, up to spark.driver.memory, even when idle. Measured: docs/benchmarks.md, issue 33.
+# needed, up to spark.driver.memory, even when idle (docs/benchmarks.md, "What a fresh server
+# pays").
 KEEP_HEAP_OPTION: Final = "-XX:MaxHeapFreeRatio=100"
 JAVA_OPTIONS_SUFFIX: Final = ".extraJavaOptions"
 # The JVM's temporary folder (``File.createTempFile``, native libraries, S3FileIO's staging).
@@ -366,7 +367,7 @@ def ram_scratch_dir() -> str | None:
     """This process's folder on ``/dev/shm`` (RAM-backed on Linux), or None where there is none
     or it is too small for a MERGE's shuffle files.
 
-    Per process (see ``runtime.scratch``), so a server killed mid-request leaves a folder the
+    Per process (see ``runtime.spark.scratch``), so a server killed mid-request leaves a folder the
     next server start removes, without touching the live folders of other processes.
     """
     shm = scratch.SHM
@@ -466,7 +467,7 @@ def register_catalog(
 def startup_conf(session: SparkSession) -> Mapping[str, str]:
     """The running JVM's start-up settings (its SparkConf), read once per JVM: they cannot
     change while it runs, and a read through py4j (a round trip per setting) took ~11 ms,
-    on every request (docs/benchmarks.md, issue 33, eighteenth session)."""
+    on every request (docs/benchmarks.md, "Small syncs")."""
     context = session.sparkContext
     return per_jvm(
         session, "start-up settings", lambda: MappingProxyType(dict(context.getConf().getAll()))
