@@ -21,9 +21,10 @@ then the new versions are inserted and one ``close`` row per key (from 1.) delet
 ends the key's stored versions, exactly as in the full-versions form.
 
 1. is read twice (by 2. and by the close rows), each time for all its columns: Spark then
-computes the aggregate once and reuses its exchange. When 3. joined 1. for the delete time
-and 2. selected only the stored values, each use pruned other columns and Spark computed the
-aggregate three times (docs/benchmarks.md, "History batches: where the time goes").
+computes the aggregate once and reuses its exchange. Were 3. to join 1. for the delete time
+and 2. to select only the stored values, each use would prune other columns and Spark would
+compute the aggregate three times: a warm 1M-version batch took ~12.1 s so, against ~10.5 s
+(docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -600,7 +600,8 @@ class Executor:
         (``spark_conf``). On v3 tables the vectorized reader's Arrow memory grew ~11 MB of
         direct memory with each small batch's MERGE (1,286 Arrow child allocators alive
         after 40 batches) until a task died on an OutOfMemoryError some 400-500 batches into
-        a 2g JVM; row by row it stayed flat at ~73 MB (docs/benchmarks.md, "Lake scale").
+        a 2g JVM; row by row it stayed flat at ~73 MB (docs/benchmarks.md, "JVM and Spark
+        settings").
         v2 tables stayed flat either way. Only this session's statements change: other
         readers of the table keep the vectorized reader."""
         conf = self._session.conf
