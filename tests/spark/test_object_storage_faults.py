@@ -36,7 +36,7 @@ from spark_destination.runtime.execute import faults
 from spark_destination.runtime.spark.provider import settings_for
 from spark_destination.runtime.spark.session import register_catalog
 from tests.spark.test_history_grpc import START, TMAX, history_columns, write_history
-from tests.support.destination import NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
 from tests.support.kill_at import KILL_AT
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
@@ -332,7 +332,7 @@ def test_a_deferred_server_killed_in_its_flush_on_s3_loses_nothing_and_applies_n
             dest.truncate("t", cut)
         server.kill()
         assert _stored(flake, dest.schema, "t") == Counter(), "the flush's MERGE ran"
-        assert _stored(flake, dest.schema, "sd__pending__t").total() == rows + rows // 2 + 10
+        assert _stored(flake, dest.schema, PENDING_PREFIX + "t").total() == rows + rows // 2 + 10
 
         server = start_server(log_file=log, flags=flags, prewarm=True)
         dest = replace(dest, stub=server.stub)
@@ -341,7 +341,7 @@ def test_a_deferred_server_killed_in_its_flush_on_s3_loses_nothing_and_applies_n
         _ok(send(dest, requests[2]))
         _ok(send(reference, requests[2]))
         server.stop()
-        assert _stored(flake, dest.schema, "sd__pending__t") == Counter()
+        assert _stored(flake, dest.schema, PENDING_PREFIX + "t") == Counter()
         assert _stored(flake, dest.schema, "t") == _stored(flake, reference.schema, "t")
     finally:
         server.kill()
