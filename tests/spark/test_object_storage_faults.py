@@ -196,15 +196,15 @@ def test_a_history_batch_while_the_store_is_down_fails_and_changes_nothing(
     assert _rows(flake, fdest, "h") == expected
 
 
+def _stored(lake: Lake, schema: str, table: str) -> Counter[tuple[Any, ...]]:
+    """The table's rows as they are stored (no flush first, unlike ``Lake.rows``), a multiset."""
+    frame = lake.child().table(qualified(lake.catalog, schema, table))
+    return Counter(tuple(r) for r in frame.collect())
+
+
 def _pending(lake: Lake, dest: Destination, table: str) -> Counter[tuple[Any, ...]]:
-    name = f"{lake.catalog}.`{dest.schema}`.`sd__pending__{table}`"
-    return Counter(tuple(r) for r in lake.child().table(name).collect())
-
-
-def _stored(lake: Lake, dest: Destination, table: str) -> Counter[tuple[Any, ...]]:
-    """The table as stored, with no flush of pending rows first."""
-    name = f"{lake.catalog}.`{dest.schema}`.`{table}`"
-    return Counter(tuple(r) for r in lake.child().table(name).collect())
+    """The table's intermediate table (its pending batches) as stored, a multiset."""
+    return _stored(lake, dest.schema, PENDING_PREFIX + table)
 
 
 def test_a_flush_while_the_store_is_down_keeps_the_pending_rows_and_applies_them_once_after(
@@ -227,8 +227,8 @@ def test_a_flush_while_the_store_is_down_keeps_the_pending_rows_and_applies_them
     clean, dest = dests
     engine.flush(deferred, clean.schema, "d")
     expected = Counter({(1, "A", 1): 1, (2, "b", 2): 1, (3, "c", 3): 1})
-    assert _stored(flake, clean, "d") == expected
-    before, pending = _stored(flake, dest, "d"), _pending(flake, dest, "d")
+    assert _stored(flake, clean.schema, "d") == expected
+    before, pending = _stored(flake, dest.schema, "d"), _pending(flake, dest, "d")
     assert sum(pending.values()) == 4
 
     # Stopped once the flush recorded itself, before its MERGE ran.
@@ -236,10 +236,10 @@ def test_a_flush_while_the_store_is_down_keeps_the_pending_rows_and_applies_them
     result, _ = _store_down_at(store, faults.FLUSH_RECORDED, flush)
     assert isinstance(result, DestinationError), result
     assert "'d'" in str(result), str(result)
-    assert _stored(flake, dest, "d") == before
+    assert _stored(flake, dest.schema, "d") == before
     assert _pending(flake, dest, "d") == pending
     engine.flush(deferred, dest.schema, "d")
-    assert _stored(flake, dest, "d") == expected
+    assert _stored(flake, dest.schema, "d") == expected
     assert not _pending(flake, dest, "d")
 
 
@@ -276,12 +276,6 @@ def test_maintenance_while_the_store_is_down_fails_and_loses_no_row(
     batch = fdest.write_file(HEADER, [["7", "seven", "7"]])
     _ok(fdest.write("m", COLUMNS, replace=[batch]))
     assert _rows(flake, fdest, "m") == before + Counter({(7, "seven", 7): 1})
-
-
-def _stored(lake: Lake, schema: str, table: str) -> Counter[tuple[Any, ...]]:
-    """The table's rows as they are stored (no flush first, unlike ``Lake.rows``), a multiset."""
-    frame = lake.child().table(qualified(lake.catalog, schema, table))
-    return Counter(tuple(r) for r in frame.collect())
 
 
 def test_a_deferred_server_killed_in_its_flush_on_s3_loses_nothing_and_applies_nothing_twice(
