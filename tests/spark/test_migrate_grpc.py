@@ -510,3 +510,58 @@ def test_interrupted_migrations_converge_when_retried(
         (1, 5, "2024-01-02 00:00:00", True),
         (2, 6, TMIN, False),
     ]
+
+
+def test_soft_delete_to_history_with_a_custom_column_drops_only_fivetran_deleted(
+    dest: Destination, lake: Lake
+) -> None:
+    """The SDK's guide: the request's soft-delete column decides which rows are active, then
+    ``_fivetran_deleted`` is dropped if present; a custom soft-delete column keeps its data, in
+    place and when the table is copied into history mode."""
+    columns = [
+        column("id", "INT", pk=True),
+        column("n", "SHORT"),
+        column(SYNCED, "UTC_DATETIME"),
+        column(DELETED, "BOOLEAN"),
+        column("is_gone", "BOOLEAN"),
+    ]
+    header = [c.name for c in columns]
+    assert dest.create("t", columns).WhichOneof("response") == "success"
+    rows = [
+        # _fivetran_deleted and is_gone disagree on purpose: only is_gone may decide.
+        ["1", "5", "2024-01-01T00:00:00Z", "true", "false"],
+        ["2", "6", "2024-01-02T00:00:00Z", "false", "true"],
+        ["3", "7", "2024-01-03T00:00:00Z", "false", "false"],
+    ]
+    dest.write("t", columns, replace=[dest.write_file(header, rows)])
+    copy = pb.CopyOperation(
+        copy_table_to_history_mode=pb.CopyTableToHistoryMode(
+            from_table="t", to_table="h", soft_deleted_column="is_gone"
+        )
+    )
+    assert answer(migrate(dest, "t", copy=copy)) == "success"
+    sync = pb.TableSyncModeMigrationOperation(
+        type=pb.SOFT_DELETE_TO_HISTORY, soft_deleted_column="is_gone"
+    )
+    assert answer(migrate(dest, "t", table_sync_mode_migration=sync)) == "success"
+    latest = "2024-01-03 00:00:00"
+    for name in ("t", "h"):
+        assert described(dest, name) == [
+            ("id", "INT", True),
+            ("n", "SHORT", False),
+            (SYNCED, "UTC_DATETIME", False),
+            ("is_gone", "BOOLEAN", False),
+            (START, "UTC_DATETIME", True),
+            (END, "UTC_DATETIME", False),
+            (ACTIVE, "BOOLEAN", False),
+        ]
+        stored = [f.name for f in lake.child().table(f"{lake.catalog}.{dest.schema}.{name}").schema]
+        assert stored == ["id", "n", SYNCED, "is_gone", START, END, ACTIVE]
+        assert [
+            (r["id"], r["n"], r["is_gone"], r["start"], r["end"], r[ACTIVE])
+            for r in timeline(lake, dest, name)
+        ] == [
+            (1, 5, False, latest, TMAX_TEXT, True),
+            (2, 6, True, TMIN, TMIN, False),
+            (3, 7, False, latest, TMAX_TEXT, True),
+        ]

@@ -136,6 +136,17 @@ CASES: dict[str, dict[str, Any]] = {
         },
         _sync("SOFT_DELETE_TO_HISTORY"),
     ),
+    # A custom soft-delete column decides which rows are active and stays; _fivetran_deleted
+    # goes (the SDK's guide drops it whenever it is present).
+    "migrate_soft_delete_to_history_custom_column": _case(
+        {**SOFT, "columns": {**SOFT["columns"], "is_gone": "BOOLEAN"}},
+        {
+            "table_sync_mode_migration": {
+                "type": "SOFT_DELETE_TO_HISTORY",
+                "soft_deleted_column": "is_gone",
+            }
+        },
+    ),
     # Rewritten by an earlier attempt that failed before the metadata: _fivetran_start is in
     # the table but not yet in the key DescribeTable reports.
     "migrate_soft_delete_to_history_resume": _case(

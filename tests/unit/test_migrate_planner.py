@@ -274,7 +274,7 @@ def test_soft_delete_to_history_rewrites_the_table_in_one_commit() -> None:
     ref = HISTORY_REF
     assert rewrite == RewriteToHistoryOp(
         table=ref,
-        columns=SOFT.columns[:3],  # the soft-delete column is dropped
+        columns=SOFT.columns[:3],  # _fivetran_deleted is dropped
         deleted="_fivetran_deleted",
         synced="_fivetran_synced",
         start="_fivetran_start",
@@ -288,7 +288,7 @@ def test_soft_delete_to_history_rewrites_the_table_in_one_commit() -> None:
     )
     # The metadata comes last: DescribeTable shows the history key only once all is done.
     assert tuple(stored(meta).values()) == HISTORY.columns
-    # No such column in the table: every row is active, nothing is dropped.
+    # No such column in the table: every row is active; _fivetran_deleted still goes.
     absent = plan(
         TableSyncModeMigration(
             type=SyncModeMigrationType.SOFT_DELETE_TO_HISTORY, soft_deleted_column="x"
@@ -296,7 +296,41 @@ def test_soft_delete_to_history_rewrites_the_table_in_one_commit() -> None:
         t=SOFT,
     ).ops[0]
     assert isinstance(absent, RewriteToHistoryOp)
-    assert absent.deleted is None and absent.columns == SOFT.columns
+    assert absent.deleted is None and absent.columns == SOFT.columns[:3]
+
+
+def test_soft_delete_to_history_keeps_a_custom_soft_delete_column() -> None:
+    gone = Column(name="is_gone", type=DataType.BOOLEAN)
+    table = Table(name="t", columns=(*SOFT.columns, gone))
+    custom = TableSyncModeMigration(
+        type=SyncModeMigrationType.SOFT_DELETE_TO_HISTORY, soft_deleted_column="is_gone"
+    )
+    rewrite, *_, meta = plan(custom, t=table).ops
+    assert isinstance(rewrite, RewriteToHistoryOp)
+    assert rewrite.deleted == "is_gone"
+    assert rewrite.columns == (*SOFT.columns[:3], gone)
+    assert [c.name for c in stored(meta).values()] == [
+        "id",
+        "n",
+        "_fivetran_synced",
+        "is_gone",
+        "_fivetran_start",
+        "_fivetran_end",
+        "_fivetran_active",
+    ]
+    # Copying into history mode follows the same rule.
+    copy = plan(
+        CopyTableToHistoryMode(from_table="t", to_table="h", soft_deleted_column="is_gone"),
+        t=table,
+    )
+    create, _, rows = copy.ops
+    assert isinstance(create, CreateTableOp) and isinstance(rows, CopyRowsToHistoryOp)
+    assert "_fivetran_deleted" not in [c.name for c in create.columns]
+    assert rows.deleted == "is_gone" and "is_gone" in rows.columns
+    # Without a soft-delete column the copy is LIVE_TO_HISTORY: every column stays.
+    live = plan(CopyTableToHistoryMode(from_table="t", to_table="h"), t=table).ops[0]
+    assert isinstance(live, CreateTableOp)
+    assert "_fivetran_deleted" in [c.name for c in live.columns]
 
 
 def test_soft_delete_to_history_resumes_after_the_rewrite() -> None:

@@ -286,8 +286,11 @@ def _to_history(
     if is_history(source):
         raise InvalidRequestError(f"table {source.name!r} is already a history-mode table")
     no_history_columns(source)
+    # The SDK's guide: copy the rows, then follow SOFT_DELETE_TO_HISTORY when a soft-delete column
+    # is named (``_fivetran_deleted`` goes, see ``planner.migrate_history``), else LIVE_TO_HISTORY
+    # (every column stays).
     present = deleted if deleted and source.column(deleted) is not None else None
-    columns = history_columns(source, present or "")
+    columns = history_columns(source, from_soft_delete=bool(deleted))
     rows = CopyRowsToHistoryOp(
         source=source_ref,
         target=target_ref,

@@ -164,6 +164,12 @@ def _table(request: MigrateRequest, tables: Tables) -> Table:
 
 
 def _soft_delete_to_history(ref: TableRef, table: Table, deleted: str) -> Plan:
+    """SOFT_DELETE_TO_HISTORY as the SDK's schema-migration guide writes it: "Use
+    ``soft_deleted_column`` to identify active records and set the values of ``_fivetran_start``,
+    ``_fivetran_end``, and ``_fivetran_active`` columns appropriately", then "If
+    ``_fivetran_deleted`` is present, then drop it". So the column named in the request only
+    decides which rows are active; ``_fivetran_deleted`` goes whichever column that is, and a
+    custom soft-delete column stays with its data (it is the source's own column)."""
     if not is_history(table):
         no_history_columns(table)
         deleted_column = table.column(deleted)
@@ -172,10 +178,10 @@ def _soft_delete_to_history(ref: TableRef, table: Table, deleted: str) -> Plan:
                 f"column {deleted!r} of {table.name!r} is part of the primary key; it cannot be "
                 "the soft-delete column"
             )
-        columns = history_columns(table, deleted)
+        columns = history_columns(table)
         rewrite = RewriteToHistoryOp(
             table=ref,
-            columns=tuple(c for c in table.columns if c.name != deleted),
+            columns=tuple(c for c in table.columns if c.name != DELETED),
             deleted=deleted if deleted_column is not None else None,
             synced=SYNCED if table.column(SYNCED) is not None else None,
             start=HISTORY_START,
@@ -187,14 +193,14 @@ def _soft_delete_to_history(ref: TableRef, table: Table, deleted: str) -> Plan:
     assert start is not None
     if start.primary_key:
         return Plan(ops=(), noop_reason=f"{table.name!r} is already a history-mode table")
-    if table.column(deleted) is not None:
+    if table.column(DELETED) is not None:
         raise InvalidRequestError(
             f"table {table.name!r} has the history columns and the soft-delete column "
-            f"{deleted!r}; it is neither a soft-delete nor a history-mode table"
+            f"{DELETED!r}; it is neither a soft-delete nor a history-mode table"
         )
     # The rewrite (one commit) is done and the column metadata is not: an earlier attempt failed
     # in between. Repeat the remaining steps; each is idempotent.
-    return Plan(ops=tuple(_finish_history(ref, history_columns(table, ""))))
+    return Plan(ops=tuple(_finish_history(ref, history_columns(table))))
 
 
 def _finish_history(ref: TableRef, columns: Sequence[Column]) -> list[Op]:

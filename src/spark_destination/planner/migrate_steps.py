@@ -9,6 +9,7 @@ from typing import Final
 
 from spark_destination.core.errors import InvalidRequestError
 from spark_destination.core.model import (
+    DELETED,
     HISTORY_ACTIVE,
     HISTORY_END,
     HISTORY_START,
@@ -133,10 +134,13 @@ def fill_table(
     return ops
 
 
-def history_columns(table: Table, deleted: str) -> tuple[Column, ...]:
-    """The columns of ``table`` switched to history mode: the soft-delete column goes, the
-    three history columns come last and ``_fivetran_start`` joins the primary key."""
-    kept = tuple(c for c in table.columns if c.name != deleted and c.name not in HISTORY_COLUMNS)
+def history_columns(table: Table, *, from_soft_delete: bool = True) -> tuple[Column, ...]:
+    """The columns of ``table`` switched to history mode: from soft-delete mode
+    ``_fivetran_deleted`` goes (see ``planner.migrate_history``: the SDK drops it whichever column
+    marked the deletes), the three history columns come last and ``_fivetran_start`` joins the
+    primary key."""
+    dropped = {*HISTORY_COLUMNS, DELETED} if from_soft_delete else set(HISTORY_COLUMNS)
+    kept = tuple(c for c in table.columns if c.name not in dropped)
     return (
         *kept,
         Column(name=HISTORY_START, type=DataType.UTC_DATETIME, primary_key=True),
