@@ -159,6 +159,26 @@ def stub(server_address: str) -> Iterator[pb_grpc.DestinationConnectorStub]:
         yield pb_grpc.DestinationConnectorStub(channel)
 
 
+@pytest.fixture(scope="session")
+def parquet_engine(spark: SparkSession, spark_settings: SparkSettings) -> Engine:
+    """The shared session behind a server started with ``--batch-file-format parquet``."""
+    configuration = {"warehouse": spark_settings.warehouse, "catalog": spark_settings.catalog}
+    provider = SessionProvider.shared(spark, parse_config(configuration))
+    defaults = {**configuration, **mode_configuration(WRITE_MODE), "batch_file_format": "parquet"}
+    return Engine(provider, defaults=defaults)
+
+
+@pytest.fixture(scope="session")
+def parquet_stub(parquet_engine: Engine) -> Iterator[pb_grpc.DestinationConnectorStub]:
+    server, port = create_server(parquet_engine, port=0)
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield pb_grpc.DestinationConnectorStub(channel)
+    finally:
+        server.stop(grace=None)
+
+
 _schemas = iter(range(1_000_000))
 
 

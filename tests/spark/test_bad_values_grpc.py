@@ -22,10 +22,12 @@ import pytest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.engine import deferred as deferred_module
 from spark_destination.engine import engine as engine_module
+from spark_destination.engine.engine import Engine
 from spark_destination.replay.batch_writer import new_key, write_parquet_table
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 from tests.support.destination import NULL, UNMOD, WRITE_MODES, Destination, Lake, column
 
 pytestmark = pytest.mark.spark
@@ -358,10 +360,16 @@ def test_history_batches_null_and_record_bad_values(dest: Destination, lake: Lak
 
 
 @pytest.mark.parametrize("dest", WRITE_MODES, indirect=True)
-def test_parquet_batch_files_null_and_record_bad_values(dest: Destination, lake: Lake) -> None:
+def test_parquet_batch_files_null_and_record_bad_values(
+    dest: Destination,
+    lake: Lake,
+    parquet_stub: pb_grpc.DestinationConnectorStub,
+    parquet_engine: Engine,
+) -> None:
     """Fivetran's Parquet types most columns (a SHORT as INT32, which may not fit) and writes
     dates, instants and times as text: both kinds of misfit are NULLed and recorded."""
-    dest.configuration = {**dest.configuration, **NULLS, "batch_file_format": "parquet"}
+    dest.stub, lake.flush = parquet_stub, parquet_engine.flush_pending
+    dest.configuration = {**dest.configuration, **NULLS}
     columns = [
         column("id", "INT", pk=True),
         column("sh", "SHORT"),

@@ -150,6 +150,26 @@ def test_corrupt_footer_is_a_clear_error(tmp_path: Path) -> None:
     assert SECRET not in str(info.value)
 
 
+@pytest.mark.parametrize("compression", list(Compression))
+@pytest.mark.parametrize("encryption", list(Encryption))
+def test_a_file_in_the_other_format_names_what_capabilities_announced(
+    tmp_path: Path, compression: Compression, encryption: Encryption
+) -> None:
+    """Fivetran writes the format Capabilities announced; a file in the other one is a task
+    that says which format the destination expects (never a parser's message on its bytes)."""
+    params = FileParams(
+        compression=compression, encryption=encryption, null_string=NULL, unmodified_string=UNMOD
+    )
+    key = new_key() if encryption is Encryption.AES else None
+    write_batch_file(tmp_path / "b.csv", HEADER, ROWS, params=params, key=key)
+    write_parquet_batch_file(tmp_path / "b.parquet", COLUMNS, HEADER, ROWS, params=params, key=key)
+    with pytest.raises(BatchFileError, match="b.csv' is not a Parquet file.*announced Parquet"):
+        typed(tmp_path / "b.csv", params, key, parquet=True)
+    with pytest.raises(BatchFileError, match="b.parquet' is a Parquet file.*announced CSV") as info:
+        typed(tmp_path / "b.parquet", params, key, parquet=False)
+    assert SECRET not in str(info.value)
+
+
 def test_wrong_key_is_a_clear_error(tmp_path: Path) -> None:
     path, _key = _write(tmp_path, pa.table({"id": pa.array([1], pa.int64())}))
     with pytest.raises(BatchFileError, match="wrong key"):
@@ -208,6 +228,24 @@ def test_capabilities_announce_the_configured_format(default: str | None, announ
     servicer = DestinationServicer(Engine(sessions, defaults=defaults))
     response = servicer.Capabilities(pb.CapabilitiesRequest(), None)  # type: ignore[arg-type]
     assert response.batch_file_format == pb.BatchFileFormat.Value(announced)
+
+
+def test_the_batch_file_format_is_the_servers_and_not_in_the_form() -> None:
+    """Capabilities carry no configuration: a form value could only disagree with the files
+    Fivetran sends after reading Capabilities. The reader takes the server's value whatever a
+    request's configuration says."""
+    from spark_destination.engine.engine import Engine, SessionProvider
+    from spark_destination.server import form
+
+    assert "batch_file_format" not in {f.name for f in form.every_field(form.configuration_form())}
+
+    def unused(*_args: object) -> None:
+        raise AssertionError("config must not start Spark")
+
+    sessions = SessionProvider(build=unused, check=unused, register_catalog=unused)  # type: ignore[arg-type]
+    for server, asked in (("csv", "parquet"), ("parquet", "csv")):
+        engine = Engine(sessions, defaults={"batch_file_format": server})
+        assert engine.config({"batch_file_format": asked}).batch_file_format == server
 
 
 def test_an_unknown_batch_file_format_is_refused() -> None:

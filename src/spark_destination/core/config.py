@@ -305,12 +305,14 @@ class DestinationConfig:
     )
     batch_file_format: BatchFileFormat = setting(
         BatchFileFormat.CSV,
-        shown_when=ADVANCED,
         parse=parsers.choice(BatchFileFormat),
         label="Batch file format",
-        description="The format Fivetran writes batch files in: CSV or Parquet (announced in "
-        "Capabilities from the destination's start-up default).",
+        description="The format Fivetran writes batch files in: CSV or Parquet. Set when the "
+        "server starts (serve --batch-file-format); Capabilities announce it and the reader "
+        "expects it. Not a form field: Capabilities carry no configuration, so a request's value "
+        "could only disagree with the files Fivetran sends.",
         kind=FormKind.DROPDOWN,
+        server_only=True,
     )
     write_mode: WriteMode = setting(
         WriteMode.MERGE,
@@ -574,6 +576,10 @@ class OperatorConfig:
         env=ALLOWED_WAREHOUSES_ENV,
         repeatable=True,
     )
+
+
+# The keys only the server's start-up flags set (``Setting.server_only``).
+SERVER_ONLY_KEYS: Final = frozenset(k for k, s in settings_of(DestinationConfig) if s.server_only)
 
 
 def parse_config(configuration: Mapping[str, str]) -> DestinationConfig:

@@ -53,6 +53,9 @@ class Setting(Generic[T]):
     # The form shows the field only when one of these ``(key, value)`` holds (the key's field
     # has that value); empty: always.
     shown_when: tuple[tuple[str, str], ...] = ()
+    # Set only by the server's start-up flags, never by a request, and never in the form: what
+    # Capabilities announce, which carry no configuration (a request's value is ignored).
+    server_only: bool = False
 
     @property
     def help(self) -> str:
@@ -76,6 +79,7 @@ def setting(
     env: str | None = None,
     repeatable: bool = False,
     shown_when: tuple[tuple[str, str], ...] = (),
+    server_only: bool = False,
 ) -> T:
     """A dataclass field declaring one key (dropdown choices come from an enum default)."""
     choices = tuple(str(e.value) for e in type(default)) if isinstance(default, enum.Enum) else ()
@@ -92,6 +96,7 @@ def setting(
         env=env,
         repeatable=repeatable,
         shown_when=shown_when,
+        server_only=server_only,
     )
     return dataclasses.field(
         default=default, repr=kind is not FormKind.SECRET, metadata={_SETTING: meta}

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from spark_destination.core.config import (
+    SERVER_ONLY_KEYS,
     CatalogType,
     DestinationConfig,
     Storage,
@@ -154,7 +155,8 @@ class Engine:
         return self._sessions
 
     def config(self, configuration: Mapping[str, str]) -> DestinationConfig:
-        given = {k: v for k, v in configuration.items() if v.strip()}
+        # A server-only key (the batch file format) is the server's: Capabilities announced it.
+        given = {k: v for k, v in configuration.items() if v.strip() and k not in SERVER_ONLY_KEYS}
         config = parse_config({**self._defaults, **given})
         # The rules between keys (catalog, warehouse, storage, credentials) hold before
         # anything runs: a request, or the settings test, fails naming them.

@@ -74,7 +74,7 @@ def configuration_form(model: type[Any] = DestinationConfig) -> common.Configura
         for condition in spec.shown_when:
             groups.setdefault(condition, []).append((name, spec))
     for name, spec in settings_of(model):
-        if spec.shown_when:
+        if spec.shown_when or spec.server_only:
             continue
         _add(form.fields, name, spec)
         for (key, value), members in groups.items():

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from spark_destination.core.errors import BatchFileError, InvalidRequestError
+from spark_destination.runtime.batch.envelope import PARQUET_MAGIC, parquet_not_csv
 
 __all__ = ["check_header", "guard_csv"]
 
@@ -65,7 +66,12 @@ def guard_csv(
     """
     quotes = blank = 0
     last = b"\n"
+    first = True
     for chunk in chunks:
+        if first and chunk:
+            first = False
+            if chunk.startswith(PARQUET_MAGIC):
+                raise BatchFileError(parquet_not_csv(path))
         # numpy counts about three times faster than bytes.count (SIMD compare).
         data = np.frombuffer(chunk, np.uint8)
         quotes += int(np.count_nonzero(data == _QUOTE))

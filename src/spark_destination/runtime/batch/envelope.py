@@ -22,7 +22,19 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from spark_destination.core.errors import BatchFileError
 from spark_destination.core.model import Compression, Encryption, FileParams
 
-__all__ = ["as_stream", "open_plain_stream", "plain_chunks"]
+__all__ = ["PARQUET_MAGIC", "as_stream", "open_plain_stream", "parquet_not_csv", "plain_chunks"]
+
+# The first bytes of a Parquet file (and its last).
+PARQUET_MAGIC: Final = b"PAR1"
+
+
+def parquet_not_csv(path: str) -> str:
+    """What a CSV reader says of a Parquet file: Fivetran writes what Capabilities announced."""
+    return (
+        f"batch file '{path}' is a Parquet file, but this destination announced CSV in "
+        "Capabilities (the server's --batch-file-format)"
+    )
+
 
 KEY_BYTES = 32
 IV_BYTES = 16
@@ -188,12 +200,16 @@ def _decompress(chunks: Iterator[bytes], path: str, codec: _Codec) -> Iterator[b
     consumed_any = False
     in_unit = False
     for piece in _slices(chunks, DECOMPRESS_SLICE_BYTES):
+        first = not consumed_any
         consumed_any = True
         data: bytes | memoryview = piece
         while data:
             try:
                 out = dobj.decompress(data)
             except codec.error:
+                # Parquet is compressed inside the file: only a CSV reader decompresses it.
+                if first and bytes(piece[: len(PARQUET_MAGIC)]) == PARQUET_MAGIC:
+                    raise BatchFileError(parquet_not_csv(path)) from None
                 raise BatchFileError(
                     f"batch file '{path}' is not valid {codec.name} data (wrong key or "
                     "corrupted file?)"

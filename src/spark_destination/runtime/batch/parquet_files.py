@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections.abc import Sequence
-from typing import Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,11 +22,9 @@ import zstandard
 
 from spark_destination.core.errors import BatchFileError, InvalidRequestError
 from spark_destination.core.model import Compression, FileParams
-from spark_destination.runtime.batch.envelope import open_plain_stream
+from spark_destination.runtime.batch.envelope import PARQUET_MAGIC, open_plain_stream
 
 __all__ = ["read_parquet_batch_file"]
-
-PARQUET_MAGIC: Final = b"PAR1"
 
 
 def _plaintext(path: str, key: bytes | None, params: FileParams) -> bytes:
@@ -57,6 +54,11 @@ def read_parquet_batch_file(
     data = _plaintext(path, key, params)
     if not data:
         return pa.table({})
+    if not data.startswith(PARQUET_MAGIC):
+        raise BatchFileError(
+            f"batch file '{path}' is not a Parquet file, but this destination announced Parquet "
+            "in Capabilities (the server's --batch-file-format)"
+        )
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))
         names = list(parquet.schema_arrow.names)
