@@ -1,4 +1,9 @@
-"""``spark-destination replay`` (destination-tester input files) and ``demo`` (the samples).
+"""``spark-destination replay`` (a destination tester's data folder) and ``demo`` (the samples).
+
+``replay DIR`` runs DIR as the tester runs its data folder (``replay.data_folder``): the
+configuration in ``configuration.json``, then the input files in alphabetical order of their
+names. It takes the tester's flags: ``--port``, ``--plain-text``, ``--input-file``,
+``--schema-name``, ``--disable-operation-delay`` and ``--batch-file-type``.
 
 stdout carries only Fivetran JSON log lines, as the destination's stdout does under Fivetran;
 people read stderr: one line per answered step (or a progress bar on a terminal), the verdict,
@@ -10,31 +15,46 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, cast
 
 from spark_destination.cli.flags import add_config_flags, config_defaults, engine_for
 from spark_destination.core.errors import DestinationError
+from spark_destination.replay.data_folder import DataFolder, read_data_folder
+from spark_destination.server.addresses import DEFAULT_HOST, grpc_address
 
 if TYPE_CHECKING:
     from spark_destination.local_services.object_store import ObjectStore
 
 
 def add_commands(sub: Any) -> None:
-    replay = sub.add_parser("replay", help="run destination-tester input files")
+    replay = sub.add_parser(
+        "replay",
+        help="run a destination tester's data folder (or its input files)",
+        description="Runs a destination tester's data folder as the tester does: its "
+        "configuration.json is the configuration (flags given here override its keys), its "
+        "other *.json files are the input files, run in alphabetical order of their names.",
+    )
     replay.add_argument(
         "files",
         nargs="*",
-        help="tester input JSON files, or folders of them (their *.json in name order)",
+        help="data folders, input files, or configuration.json files; paths run in the order given",
     )
     replay.add_argument(
         "--input-file",
         action="append",
         default=[],
-        help="run this input file only (the tester's flag; looked up in the folders given); "
-        "repeatable",
+        help="run this input file only (the tester's flag; looked up in the folders given, "
+        "else in the current folder); repeatable",
+    )
+    replay.add_argument(
+        "--disable-operation-delay",
+        action="store_true",
+        help="the tester's flag, accepted and changing nothing: the tester pauses between "
+        "operations to simulate real time, replay never does (each op's time is still at "
+        "least 1 ms after the previous op's)",
     )
     replay.set_defaults(func=run_replay)
     demo = sub.add_parser("demo", help="replay the bundled sample sync and print the tables")
@@ -47,7 +67,15 @@ def add_commands(sub: Any) -> None:
     )
     demo.set_defaults(func=run_demo)
     for command in (replay, demo):
-        command.add_argument("--address", help="a running server (default: embedded server)")
+        command.add_argument(
+            "--address", help="a running server, HOST:PORT (default: an embedded server)"
+        )
+        command.add_argument(
+            "--port",
+            type=_port,
+            help="a running server's port (the tester's flag), on the host of --address, else "
+            f"on {DEFAULT_HOST}",
+        )
         command.add_argument("--schema", "--schema-name", dest="schema", default="tester")
         command.add_argument("--plain-text", action="store_true", help="no compression/AES")
         command.add_argument(
@@ -60,42 +88,68 @@ def add_commands(sub: Any) -> None:
         add_config_flags(command)
 
 
-def input_paths(args: argparse.Namespace) -> list[Path]:
-    """Positional files and folders, or the tester's ``--input-file NAME`` (looked up in them)."""
-    given = [Path(p) for p in args.files]
-    if not args.input_file:
-        if not given:
-            raise DestinationError("replay needs input files or folders (or --input-file)")
-        return given
-    folders = [p for p in given if p.is_dir()] or [Path.cwd()]
-    chosen = [p for p in given if not p.is_dir()]
-    for name in args.input_file:
-        candidates = [Path(name), *(folder / name for folder in folders)]
-        found = next((c for c in candidates if c.is_file()), None)
-        if found is None:
-            where = ", ".join(str(f) for f in folders)
-            raise DestinationError(f"--input-file {name}: no such file (looked in {where})")
-        chosen.append(found)
-    return chosen
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1 to 65535)")
+    return port
+
+
+def _host(address: str) -> str:
+    """The host of ``HOST:PORT``, ``[IPV6]:PORT``, or of an address without a port."""
+    if address.startswith("["):
+        inside, closed, _rest = address[1:].partition("]")
+        if not closed:
+            raise DestinationError(f"--address {address}: an IPv6 address lacks its ']'")
+        return inside
+    host, colon, _port_text = address.rpartition(":")
+    # No colon: a host alone; more than one: an IPv6 address without brackets or port.
+    return host if colon and ":" not in host else address
+
+
+def server_address(args: argparse.Namespace) -> str | None:
+    """The running server to replay against (``--address``, its port replaced by ``--port``),
+    or None for the embedded one. The tester connects to ``--port`` on 127.0.0.1 by default."""
+    if args.port is None:
+        return cast("str | None", args.address)
+    host = DEFAULT_HOST if args.address is None else _host(args.address)
+    return grpc_address(host, args.port)
+
+
+def replay_folder(args: argparse.Namespace) -> DataFolder:
+    """The input paths and the configuration file(s) of the command's arguments."""
+    return read_data_folder(
+        [Path(p) for p in args.files], input_files=args.input_file, cwd=Path.cwd()
+    )
+
+
+def replay_configuration(folder: DataFolder, args: argparse.Namespace) -> dict[str, str]:
+    """The configuration every request carries: the data folder's, under the flags given."""
+    return {**folder.configuration, **config_defaults(args)}
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    return _replay(input_paths(args), args)
+    return _replay(replay_folder(args), args)
 
 
 def run_demo(args: argparse.Namespace) -> int:
     samples = resources.files("spark_destination") / "samples"
     with resources.as_file(samples) as folder:
-        paths = sorted(Path(folder).glob("*.json"))
+        samples_folder = DataFolder(
+            paths=(Path(folder),), configuration=MappingProxyType({}), configuration_files=()
+        )
         if args.s3 is None:
-            return _replay(paths, args)
+            return _replay(samples_folder, args)
         from spark_destination.local_services.object_store import object_store
 
         with object_store(args.s3.resolve()) as store:
             for key, value in store.rest_configuration().items():
                 setattr(args, key, value)
             args.catalog = args.catalog or "seaweed"
-            done = _replay(paths, args, store=store)
+            done = _replay(samples_folder, args, store=store)
         sys.stderr.write(
             f"SeaweedFS stopped; its data and keys stay in {args.s3} "
             f"(scripts/object_store.sh --dir {args.s3} serves them again).\n"
@@ -103,9 +157,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return done
 
 
-def _replay(
-    paths: Sequence[Path], args: argparse.Namespace, store: ObjectStore | None = None
-) -> int:
+def _replay(folder: DataFolder, args: argparse.Namespace, store: ObjectStore | None = None) -> int:
     from spark_destination.cli.reading import reading_hints, s3_reading_hints
     from spark_destination.replay import run as replay_module
     from spark_destination.replay.client import connect
@@ -116,19 +168,22 @@ def _replay(
 
     logs.configure()
     human = sys.stderr
-    configuration = config_defaults(args)
+    configuration = replay_configuration(folder, args)
+    for path in folder.configuration_files:
+        human.write(f"configuration: {path}\n")
+    address = server_address(args)
     with tempfile.TemporaryDirectory(prefix="spark-destination-replay-") as workdir:
         server = None
         engine = None
-        if args.address:
-            client = connect(args.address)
+        if address:
+            client = connect(address)
         else:
             engine = engine_for(args)
             server, port = create_server(engine, port=0)
             server.start()
             client = connect(f"127.0.0.1:{port}")
         try:
-            files = replay_module.expand_inputs(paths)
+            files = replay_module.expand_inputs(folder.paths)
             with progress_for(human, len(files)) as progress:
                 report = replay_module.replay(
                     files,

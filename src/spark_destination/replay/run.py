@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from spark_destination.dialects.quoting import ident, qualified
 from spark_destination.replay.client import DestinationClient, response_outcome
+from spark_destination.replay.data_folder import expand_inputs
 from spark_destination.replay.input_files import (
     AlterStep,
     CreateStep,
@@ -98,14 +99,6 @@ class ReplayReport:
 
     def text(self) -> str:
         return "\n".join([*(r.line() for r in self.results), self.verdict()]) + "\n"
-
-
-def expand_inputs(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; a directory stands for its ``*.json`` files in name order (the tester's)."""
-    expanded: list[Path] = []
-    for path in paths:
-        expanded += sorted(path.glob("*.json")) if path.is_dir() else [path]
-    return expanded
 
 
 def run_step(
@@ -228,7 +221,12 @@ def replay(
     batch_file_type: str = "CSV",
     progress: ReplayProgress | None = None,
 ) -> ReplayReport:
-    """Run the input files in order through ``client``; stop at the first task or failure."""
+    """Run the input files through ``client``; stop at the first task or failure.
+
+    ``paths`` run in the order given, a folder's input files in the tester's order (alphabetical
+    by name, its ``configuration.json`` left out: ``replay.data_folder``). ``configuration`` is
+    sent with every request as it is.
+    """
     if batch_file_type.upper() not in BATCH_FILE_TYPES:
         raise TesterInputError(
             f"--batch-file-type {batch_file_type}: this replay writes "

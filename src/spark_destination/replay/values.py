@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from spark_destination.core.errors import DestinationError
+
 # The open end of a history version (reference §6.2).
 TMAX: Final = "9999-12-31T23:59:59.999Z"
 # Consumed by the tester for history tables; never written as a column.
@@ -21,8 +23,11 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = timedelta(milliseconds=1)
 
 
-class TesterInputError(ValueError):
-    """The input file does not follow the tester's format."""
+class TesterInputError(DestinationError, ValueError):
+    """A tester input file or data folder does not follow the tester's format.
+
+    Under the project's root, so the command line reports it as it reports every other error.
+    """
 
 
 class JsonNumber(str):
