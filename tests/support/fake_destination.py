@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 
 from spark_destination.runtime.batch.csv_text import read_batch_file
+from spark_destination.runtime.batch.parquet_files import read_parquet_batch_file
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
@@ -28,6 +29,8 @@ class FakeServicer(pb_grpc.DestinationConnectorServicer):
     answers: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
     # For write requests: the decoded rows of every file, read while the call is in progress.
     seen_files: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    # What Capabilities announce, and so the format the write requests' files are read in.
+    batch_file_format: int = pb.CSV
 
     def _record(self, name: str, request: Any, default: Any) -> Any:
         self.requests.append((name, request))
@@ -42,7 +45,8 @@ class FakeServicer(pb_grpc.DestinationConnectorServicer):
         return self._record("Test", request, common.TestResponse(success=True))
 
     def Capabilities(self, request: Any, context: Any) -> Any:  # noqa: N802
-        return self._record("Capabilities", request, pb.CapabilitiesResponse())
+        announced = pb.CapabilitiesResponse(batch_file_format=self.batch_file_format)
+        return self._record("Capabilities", request, announced)
 
     def DescribeTable(self, request: Any, context: Any) -> Any:  # noqa: N802
         return self._record("DescribeTable", request, pb.DescribeTableResponse(not_found=True))
@@ -73,10 +77,9 @@ class FakeServicer(pb_grpc.DestinationConnectorServicer):
 
         params = file_params_from_proto(request.file_params)
         columns = [c.name for c in request.table.columns]
+        read = read_parquet_batch_file if self.batch_file_format == pb.PARQUET else read_batch_file
         for path in filter(lambda p: Path(p).exists(), paths):
-            table = read_batch_file(
-                path, key=request.keys.get(path), params=params, columns=columns
-            )
+            table = read(path, key=request.keys.get(path), params=params, columns=columns)
             self.seen_files[path] = table.to_pylist()
 
 

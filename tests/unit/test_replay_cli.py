@@ -118,13 +118,51 @@ def test_a_tester_data_folder_replays_unchanged_against_a_running_server(
     assert f"configuration: {folder / CONFIGURATION_FILE}\n" in human
     assert human.endswith("OK\n")
     names = [name for name, _ in servicer.requests]
-    assert names[:2] == ["ConfigurationForm", "Test"]
+    assert names[:3] == ["Capabilities", "ConfigurationForm", "Test"]
     created = [r.table.name for n, r in servicer.requests if n == "CreateTable"]
     assert created == ["t10", "t2"]  # input_10.json runs before input_2.json
     assert names[-1] == "DescribeTable"  # schema_migrations_input_ddl.json, last
     expected = {**CONFIGURATION, "catalog": "from_flag"}
-    sent = [dict(r.configuration) for n, r in servicer.requests if n != "ConfigurationForm"]
+    sent = [
+        dict(r.configuration)
+        for n, r in servicer.requests
+        if n not in {"Capabilities", "ConfigurationForm"}
+    ]
     assert sent and all(c == expected for c in sent)
+
+
+@pytest.mark.parametrize(("announced", "asked"), [("PARQUET", None), ("CSV", "PARQUET")])
+def test_replay_writes_the_format_capabilities_announce(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    announced: str,
+    asked: str | None,
+) -> None:
+    """Capabilities first, as Fivetran calls them: the batch files are in the announced format,
+    and a ``--batch-file-type`` the destination does not announce stops the run before any
+    request, naming both formats."""
+    from spark_destination.server import logs
+    from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+
+    monkeypatch.setattr(logs, "configure", lambda: None)
+    folder = make_data_folder(tmp_path)
+    servicer = FakeServicer(batch_file_format=pb.BatchFileFormat.Value(announced))
+    with serving(servicer) as port:
+        flags = ["--batch-file-type", asked] if asked else []
+        done = main(["replay", str(folder), "--port", str(port), *flags])
+    human = capsys.readouterr().err
+    names = [name for name, _ in servicer.requests]
+    if asked:
+        assert done != 0
+        assert f"announces {announced} batch files in Capabilities" in human
+        assert f"never send {asked} files" in human
+        assert names == ["Capabilities"]
+        return
+    assert done == 0, human
+    written = [p for n, r in servicer.requests if n == "WriteBatch" for p in r.replace_files]
+    assert written and all(".parquet" in p for p in written)
+    assert all(servicer.seen_files[p] for p in written)  # read back as Parquet
 
 
 def test_parquet_batch_files_carry_every_write_of_a_tester_input(tmp_path: Path) -> None:

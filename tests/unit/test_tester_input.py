@@ -712,7 +712,7 @@ def test_replay_samples_through_the_fake(
     )
     assert report.ok, report.text()
     names = [name for name, _ in servicer.requests]
-    assert names[:2] == ["ConfigurationForm", "Test"]
+    assert names[:3] == ["Capabilities", "ConfigurationForm", "Test"]
     assert names.count("WriteBatch") == 4
     assert names.count("WriteHistoryBatch") == 1
     # 03 truncates a table that was never created; 04 creates and writes a history table.
@@ -724,7 +724,9 @@ def test_replay_samples_through_the_fake(
     ]
     assert names[-4:] == ["DescribeTable", "CreateTable", "WriteHistoryBatch", "DescribeTable"]
     assert all(
-        dict(r.configuration) == CONFIG for n, r in servicer.requests if n != "ConfigurationForm"
+        dict(r.configuration) == CONFIG
+        for n, r in servicer.requests
+        if n not in {"Capabilities", "ConfigurationForm"}
     )
     assert all(r.schema_name == "tester" for n, r in servicer.requests if hasattr(r, "schema_name"))
     # The files existed while WriteBatch ran, and are gone afterwards.
@@ -777,7 +779,7 @@ def test_replay_stops_when_a_configuration_test_fails(
     servicer.answers["Test"] = lambda _r: common.TestResponse(failure="no warehouse")
     report = replay(list(SAMPLES.values()), client=client, configuration=CONFIG, workdir=tmp_path)
     assert report.error == "test 'connect' failed: no warehouse"
-    assert [n for n, _ in servicer.requests] == ["ConfigurationForm", "Test"]
+    assert [n for n, _ in servicer.requests] == ["Capabilities", "ConfigurationForm", "Test"]
 
 
 def test_format_rows() -> None:

@@ -82,8 +82,8 @@ def add_commands(sub: Any) -> None:
             "--batch-file-type",
             type=str.upper,
             choices=("CSV", "PARQUET"),
-            default="CSV",
-            help="batch file format, as the tester's flag (default CSV)",
+            help="batch file format, as the tester's flag: the embedded server announces it in "
+            "Capabilities; a running server must announce it (default: what Capabilities say)",
         )
         add_config_flags(command)
 
@@ -178,6 +178,10 @@ def _replay(folder: DataFolder, args: argparse.Namespace, store: ObjectStore | N
         if address:
             client = connect(address)
         else:
+            if args.batch_file_type:
+                # The embedded server announces the tester's format, as a server started with
+                # --batch-file-format would.
+                args.batch_file_format = args.batch_file_type.lower()
             engine = engine_for(args)
             server, port = create_server(engine, port=0)
             server.start()

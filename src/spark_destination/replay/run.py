@@ -39,6 +39,7 @@ from spark_destination.replay.input_files import (
     WriteStep,
 )
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 # The tester's --batch-file-type values this replay can write (Parquet: the AvroParquetWriter-
-# style test writer; the destination must then read Parquet: ``batch_file_format=parquet``).
+# style test writer; the destination must announce Parquet: ``serve --batch-file-format``).
 BATCH_FILE_TYPES: Final = ("CSV", "PARQUET")
 
 # Outcomes after which the tester carries on; anything else ends the run.
@@ -218,32 +219,47 @@ def replay(
     workdir: Path,
     clock: Callable[[], int] | None = None,
     seed: int | None = None,
-    batch_file_type: str = "CSV",
+    batch_file_type: str | None = None,
     progress: ReplayProgress | None = None,
 ) -> ReplayReport:
     """Run the input files through ``client``; stop at the first task or failure.
 
     ``paths`` run in the order given, a folder's input files in the tester's order (alphabetical
     by name, its ``configuration.json`` left out: ``replay.data_folder``). ``configuration`` is
-    sent with every request as it is.
+    sent with every request as it is. The batch files are in the format Capabilities announce,
+    as Fivetran writes them (CSV when the RPC is not implemented); ``batch_file_type`` (the
+    tester's ``--batch-file-type``) must agree with what the destination announces.
     """
-    if batch_file_type.upper() not in BATCH_FILE_TYPES:
+    asked = batch_file_type.upper() if batch_file_type else None
+    if asked is not None and asked not in BATCH_FILE_TYPES:
         raise TesterInputError(
             f"--batch-file-type {batch_file_type}: this replay writes "
-            f"{' or '.join(BATCH_FILE_TYPES)} batch files only (no {batch_file_type.upper()} "
+            f"{' or '.join(BATCH_FILE_TYPES)} batch files only (no {asked} "
             f"test writer in this build)"
         )
-    if batch_file_type.upper() == "PARQUET":
-        configuration = {**configuration, "batch_file_format": "parquet"}
     recorder = _Recorder(progress)
-    error = _run_tests(client, configuration, recorder)
+    recorder.call("", "Capabilities", client.capabilities)
+    capabilities = recorder.last_response
+    announced = (
+        pb.BatchFileFormat.Name(capabilities.batch_file_format)
+        if isinstance(capabilities, pb.CapabilitiesResponse)
+        else None
+    )
+    error = None
+    if asked is not None and announced is not None and asked != announced:
+        error = (
+            f"the destination announces {announced} batch files in Capabilities, so Fivetran "
+            f"would never send {asked} files (start it with --batch-file-format {asked.lower()})"
+        )
+    file_type = asked or announced or "CSV"
+    error = error or _run_tests(client, configuration, recorder)
     session = TesterSession(
         workdir=workdir,
         schema=schema,
         plain_text=plain_text,
         clock=clock,
         rng=random.Random(seed),  # noqa: S311 - column shuffling, not security
-        parquet=batch_file_type.upper() == "PARQUET",
+        parquet=file_type == "PARQUET",
     )
     for path in expand_inputs(paths) if error is None else []:
         error = _replay_file(path, session, client, configuration, recorder)
