@@ -216,14 +216,17 @@ def test_the_jvm_dies_and_the_next_request_gets_a_new_spark_session(
         assert jvm_pid(server) != old_jvm
         assert read(spark, warehouse, "jvm") == BEFORE
 
-        # Killed under a request: that request gets a clear task, the server keeps serving.
+        # Killed under a request: that request ends with gRPC UNAVAILABLE saying so (Fivetran
+        # retries it), and the server keeps serving.
         batch = dest.write_file(HEADER, BATCH)
         old_jvm = jvm_pid(server)
         armed.touch()
-        response = dest.write("t", COLUMNS, replace=[batch])
+        with pytest.raises(grpc.RpcError) as info:
+            dest.write("t", COLUMNS, replace=[batch])
         assert not armed.exists(), "the hook never fired: the JVM was not killed mid-request"
-        assert response.WhichOneof("response") == "task", response
-        assert "Spark JVM stopped" in response.task.message
+        error = info.value
+        assert isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNAVAILABLE
+        assert "Spark JVM stopped" in error.details() and "'t'" in error.details()
         assert read(spark, warehouse, "jvm") == BEFORE  # killed before the MERGE
         # The in-flight request's staged plaintext is removed although its JVM is gone.
         assert not staged_files(server)

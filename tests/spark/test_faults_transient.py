@@ -1,20 +1,25 @@
-"""Transient failures (an Iceberg commit conflict, a lost shuffle block) are retried inside the
-request, a bounded number of times, and logged; permanent ones fail at once. The failures are
-real Java exception objects thrown at the statement that commits the batch (the MERGE; in
-deferred write mode the append to the intermediate table), classified by their Java class."""
+"""Transient failures (an Iceberg commit conflict, a lost shuffle block, a service that does not
+answer) are retried inside the request within its retry budget, each retry logged; when the
+budget is spent the answer is gRPC UNAVAILABLE (Fivetran retries); permanent ones are a task at
+once. The failures are real Java exception objects thrown at the statement that commits the
+batch (the MERGE; in deferred write mode the append to the intermediate table), classified by
+their Java class (and its superclasses)."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
-from spark_destination.runtime.execute import executor, faults, transient
+from spark_destination.runtime.execute import executor, faults
 from tests.support.destination import CATALOGS, Destination, Lake, column
+from tests.support.retries import short_retries
 
 pytestmark = pytest.mark.spark
 
@@ -30,7 +35,8 @@ def java_error(spark: SparkSession, cls: str, *, wrapped: bool = True) -> Py4JJa
     target: Any = jvm
     for part in parts:
         target = getattr(target, part)
-    cause = target("injected", args)
+    # Iceberg's exceptions take a format and its arguments; Java's own take a message.
+    cause = target("injected") if cls.startswith("java.") else target("injected", args)
     thrown = jvm.org.apache.spark.SparkException("job aborted", cause) if wrapped else cause
     return Py4JJavaError("An error occurred while calling o1.sql.\n", thrown)
 
@@ -98,7 +104,7 @@ def test_a_transient_failure_is_retried_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     rows, snapshots = seeded(dest, lake)
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    short_retries(monkeypatch)
     if cls.endswith("MetadataFetchFailedException"):
         # (shuffleId, reduceId, message): built directly, no varargs.
         def error() -> Py4JJavaError:
@@ -111,35 +117,65 @@ def test_a_transient_failure_is_retried_and_logged(
         def error() -> Py4JJavaError:
             return java_error(spark, cls)
 
-    attempts = failing_commits(
-        monkeypatch, error, times=transient.MAX_ATTEMPTS - 1, statement=committing(dest)
-    )
+    retries = 3
+    attempts = failing_commits(monkeypatch, error, times=retries, statement=committing(dest))
     batch = dest.write_file(HEADER, [["2", "b"]])
-    with caplog.at_level(logging.WARNING, logger="spark_destination.runtime.execute.transient"):
+    logger = "spark_destination.runtime.execute.retry_policy"
+    with caplog.at_level(logging.WARNING, logger=logger):
         response = dest.write("t", COLUMNS, replace=[batch])
     assert response.WhichOneof("response") == "success", response
-    assert len(attempts) == transient.MAX_ATTEMPTS
-    retries = transient.MAX_ATTEMPTS - 1
-    assert sum("failed transiently" in r.getMessage() for r in caplog.records) == retries
+    assert len(attempts) == retries + 1
+    logged = [r.getMessage() for r in caplog.records if r.name == logger]
+    assert len(logged) == retries and all("lost a commit race" in m for m in logged)
     assert cls in caplog.text
     assert lake.rows(dest.schema, "t", order_by="id") == [*rows, {"id": 2, "v": "b"}]
     assert lake.snapshot_count(dest.schema, "t") == snapshots + 1
 
 
-def test_retries_are_bounded(
-    dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+def unavailable(call: Callable[[], Any]) -> grpc.RpcError:
+    """The gRPC error ``call`` ends with: what Fivetran retries."""
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    error = info.value
+    assert isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNAVAILABLE, error
+    return error
+
+
+@pytest.mark.parametrize(
+    ("cls", "said"),
+    [
+        ("org.apache.iceberg.exceptions.CommitFailedException", "other writers committed"),
+        ("java.net.ConnectException", "did not answer"),
+        # Matched through its superclass (SocketException), as HTTP clients' own subclasses.
+        ("java.net.PortUnreachableException", "did not answer"),
+    ],
+)
+def test_retries_stop_when_the_budget_is_spent_and_fivetran_is_told_to_retry(
+    cls: str,
+    said: str,
+    dest: Destination,
+    lake: Lake,
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = seeded(dest, lake)
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
-    cls = "org.apache.iceberg.exceptions.CommitFailedException"
+    policy = short_retries(monkeypatch)
     attempts = failing_commits(
-        monkeypatch, lambda: java_error(spark, cls), times=100, statement=committing(dest)
+        monkeypatch, lambda: java_error(spark, cls), times=1000, statement=committing(dest)
     )
-    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
-    assert response.WhichOneof("response") == "task"
-    assert len(attempts) == transient.MAX_ATTEMPTS
+    batch = dest.write_file(HEADER, [["2", "b"]])
+    started = time.monotonic()
+    error = unavailable(lambda: dest.write("t", COLUMNS, replace=[batch]))
+    seconds = time.monotonic() - started
+    assert said in error.details() and "'t'" in error.details(), error.details()
+    # Retried with growing pauses until the budget was spent, not for ever.
+    assert 3 < len(attempts) < 40, len(attempts)
+    assert seconds < policy.race_seconds + 30, seconds
     after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
     assert after == before
+    # The server keeps serving: the same batch, the fault gone, succeeds.
+    monkeypatch.undo()
+    assert dest.write("t", COLUMNS, replace=[batch]).WhichOneof("response") == "success"
 
 
 def test_a_validation_failure_without_another_writer_is_not_retried(
@@ -177,7 +213,7 @@ def test_an_unconfirmed_commit_that_did_not_land_is_run_again_once(
     """The catalog answers "state unknown" before anything was applied: the table has not
     changed and no snapshot carries the statement's identity, so it runs again, once."""
     rows, snapshots = seeded(dest, lake)
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    short_retries(monkeypatch)
     attempts = failing_commits(
         monkeypatch, lambda: unknown_state(spark), times=1, statement=committing(dest)
     )
@@ -197,7 +233,7 @@ def test_an_unconfirmed_commit_that_landed_is_a_success_applied_once(
     statement's snapshot by the request's identity and answers success, without running it
     again (an append run twice would add the rows twice)."""
     rows, snapshots = seeded(dest, lake)
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    short_retries(monkeypatch)
     raised: list[int] = []
 
     def lose_the_answer(index: int, table: str) -> None:
@@ -223,12 +259,12 @@ def test_an_unconfirmed_commit_that_never_lands_fails_cleanly(
     dest: Destination, lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = seeded(dest, lake)
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.01)
+    short_retries(monkeypatch)
     attempts = failing_commits(
         monkeypatch, lambda: unknown_state(spark), times=100, statement=committing(dest)
     )
-    response = dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["2", "b"]])])
-    assert response.WhichOneof("response") == "task"
-    assert len(attempts) == transient.MAX_ATTEMPTS
+    batch = dest.write_file(HEADER, [["2", "b"]])
+    unavailable(lambda: dest.write("t", COLUMNS, replace=[batch]))
+    assert 3 < len(attempts) < 40, len(attempts)
     after = (lake.rows(dest.schema, "t", order_by="id"), lake.snapshot_count(dest.schema, "t"))
     assert after == before

@@ -3,8 +3,9 @@ middle of a request, and starts again after the request answered.
 
 The store is stopped from inside the request, at the step boundary before the statement that
 commits (``faults.installed``: the statement then runs against a store that is down), so every
-run hits the same point. Each request must answer within a bounded time, fail naming the
-table, and leave the table exactly as it was; once the store is back, the same request
+run hits the same point. Each request must answer within a bounded time (the retry budget for a
+service that does not answer), with gRPC status UNAVAILABLE naming the table (Fivetran retries
+it), and leave the table exactly as it was; once the store is back, the same request
 (Fivetran's retry) gives the table a clean run gives, and the destination serves on without a
 restart. A deferred-mode server process SIGKILLed in its flush on S3 hands over to the next
 one with nothing lost and nothing applied twice. The store here is a server of this module's
@@ -26,25 +27,35 @@ import grpc
 import pytest
 
 from spark_destination.core.config import parse_config
-from spark_destination.core.errors import DestinationError
+from spark_destination.core.errors import DestinationError, RetryableError
 from spark_destination.dialects.quoting import qualified
 from spark_destination.engine.engine import Engine
 from spark_destination.local_services.object_store import ObjectStore, object_store
 from spark_destination.local_services.server_process import start_server
 from spark_destination.planner.maintenance import MaintenancePolicy
 from spark_destination.runtime.execute import faults
+from spark_destination.runtime.execute.retry_policy import RetryPolicy
 from spark_destination.runtime.spark.provider import settings_for
 from spark_destination.runtime.spark.session import register_catalog
 from tests.spark.test_history_grpc import START, TMAX, history_columns, write_history
 from tests.support.destination import NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
 from tests.support.kill_at import KILL_AT
+from tests.support.retries import short_retries
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
 COLUMNS = [column("id", "INT", pk=True), column("v", "STRING"), column("n", "INT")]
 HEADER = [c.name for c in COLUMNS]
-# A request on a store that is down must answer within this (no endless retries).
+# A request on a store that is down must answer within this (no endless retries): the
+# budget below, plus the AWS SDK's and the REST client's own retries of each attempt.
 ANSWER_WITHIN_S = 300.0
+# The store stays down until the request answers: a budget of seconds keeps the module short.
+OUTAGE_RETRIES = RetryPolicy(unavailable_seconds=10.0, first_pause_seconds=0.5)
+
+
+@pytest.fixture(autouse=True)
+def _short_outage_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    short_retries(monkeypatch, OUTAGE_RETRIES)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +120,7 @@ def _store_down_at(store: ObjectStore, point: str, run: Callable[[], Any]) -> tu
         ):
             try:
                 result: Any = run()
-            except DestinationError as exc:
+            except (DestinationError, grpc.RpcError) as exc:
                 result = exc
     finally:
         seconds = time.monotonic() - started
@@ -121,11 +132,13 @@ def _store_down_at(store: ObjectStore, point: str, run: Callable[[], Any]) -> tu
     return result, seconds
 
 
-def _failed(response: Any, table: str) -> str:
-    assert response.WhichOneof("response") == "task", response
-    assert table in response.task.message, response.task.message
-    print(f"the task: {response.task.message}")
-    return str(response.task.message)
+def _failed(error: Any, table: str) -> str:
+    """The request ended with what Fivetran retries: gRPC UNAVAILABLE, naming the table."""
+    assert isinstance(error, grpc.Call), error
+    assert error.code() == grpc.StatusCode.UNAVAILABLE, (error.code(), error.details())
+    assert f"'{table}'" in error.details(), error.details()
+    print(f"the status: {error.details()}")
+    return str(error.details())
 
 
 def test_a_write_batch_while_the_store_is_down_fails_and_changes_nothing(
@@ -234,7 +247,7 @@ def test_a_flush_while_the_store_is_down_keeps_the_pending_rows_and_applies_them
     # Stopped once the flush recorded itself, before its MERGE ran.
     flush = lambda: engine.flush(deferred, dest.schema, "d")  # noqa: E731
     result, _ = _store_down_at(store, faults.FLUSH_RECORDED, flush)
-    assert isinstance(result, DestinationError), result
+    assert isinstance(result, RetryableError), result
     assert "'d'" in str(result), str(result)
     assert _stored(flake, dest.schema, "d") == before
     assert _pending(flake, dest, "d") == pending
@@ -267,7 +280,7 @@ def test_maintenance_while_the_store_is_down_fails_and_loses_no_row(
     before = _rows(flake, fdest, "m")
     # Stopped after its first step (a compaction) committed: the rest runs on a dead store.
     result, _ = _store_down_at(store, seen[0].name, lambda: run(fdest))
-    assert isinstance(result, DestinationError), result
+    assert isinstance(result, RetryableError), result
     assert _rows(flake, fdest, "m") == before
     report = run(fdest)
     assert _rows(flake, fdest, "m") == before

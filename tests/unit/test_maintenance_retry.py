@@ -11,10 +11,10 @@ import pytest
 from spark_destination.dialects.render import render
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner.ir import RewriteDataFilesOp, TableHealthOp, TableRef
-from spark_destination.runtime.execute import transient
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.maintenance import run_maintenance, table_health
 from tests.support.fake_spark import FakeResult, FakeSession
+from tests.support.retries import short_retries
 
 TABLE = TableRef(catalog="lake", schema="s", name="t")
 
@@ -73,7 +73,7 @@ def _maintain(session: FakeSession) -> Any:
 def test_a_procedure_whose_commit_lost_a_race_is_retried(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(transient, "PAUSE_SECONDS", 0.0)
+    short_retries(monkeypatch)
     session = _FailingCalls(["org.apache.iceberg.exceptions.CommitFailedException"])
     report = _maintain(session)
     calls = [text for text, _ in session.ran if text.startswith("CALL")]

@@ -43,8 +43,24 @@ class RenderError(DestinationError):
     """Rendered SQL failed to parse back: a bug in a template or the renderer."""
 
 
+class RetryableError(DestinationError):
+    """Nothing the user must fix: a service was down or another writer kept winning the commit
+    race, after the destination's own retries. The server answers with gRPC status UNAVAILABLE,
+    which Fivetran retries, instead of a task that stops the sync."""
+
+
 class ExecutionError(DestinationError):
     """Spark rejected or failed a statement."""
+
+
+class ServiceUnavailableError(ExecutionError, RetryableError):
+    """The catalog, the object store or another service the request needs did not answer
+    (connection refused, timed out) for the whole retry budget."""
+
+
+class CommitRaceLostError(ExecutionError, RetryableError):
+    """Other writers committed to the table before every attempt of a statement's commit for
+    the whole retry budget; nothing of the request was committed."""
 
 
 class CommitUncertainError(ExecutionError):
@@ -56,6 +72,6 @@ class ConfigurationError(DestinationError):
     """The configuration map is invalid or asks for settings the running JVM cannot take."""
 
 
-class SparkLostError(ExecutionError):
+class SparkLostError(ExecutionError, RetryableError):
     """The Spark JVM died (killed, out of memory) while a request ran; the next request starts
     a new one."""

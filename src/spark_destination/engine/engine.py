@@ -29,6 +29,7 @@ from spark_destination.core.config import (
     parse_config,
 )
 from spark_destination.core.errors import (
+    CommitRaceLostError,
     CommitUncertainError,
     ConfigurationError,
     ExecutionError,
@@ -82,6 +83,7 @@ from spark_destination.runtime.execute.maintenance import (
     table_health,
 )
 from spark_destination.runtime.execute.restore import restored_on_failure
+from spark_destination.runtime.execute.retry_policy import RetryBudget, Trouble
 from spark_destination.runtime.execute.storage_probe import PROBE_FOLDER, probe_storage
 from spark_destination.runtime.execute.table_layout import stored_layout
 from spark_destination.runtime.execute.table_loader import spark_table
@@ -96,9 +98,6 @@ __all__ = ["Engine", "Result", "SessionProvider", "settings_for"]
 log = logging.getLogger(__name__)
 
 SCHEDULER_POOL = "spark.scheduler.pool"
-# How often a request is planned again after a commit the catalog did not confirm
-# (``CommitUncertainError``), in all.
-REPLAN_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,9 +186,14 @@ class Engine:
         _claim_warehouse(self.config(configuration))
 
     def _executor(
-        self, config: DestinationConfig, kind: str = "request", batch_files: int | None = None
+        self,
+        config: DestinationConfig,
+        kind: str = "request",
+        batch_files: int | None = None,
+        retries: RetryBudget | None = None,
     ) -> Executor:
-        """A request's executor; ``kind`` and ``batch_files`` go into its commits' summaries."""
+        """A request's executor; ``kind`` and ``batch_files`` go into its commits' summaries;
+        ``retries``: the request's retry budget when it plans more than once."""
         _claim_warehouse(config)  # one server process per warehouse
         session = self._sessions.for_request(config)
         # Jobs of concurrent requests share the cluster fairly: each request thread submits to
@@ -198,7 +202,9 @@ class Engine:
         session.sparkContext.setLocalProperty(SCHEDULER_POOL, threading.current_thread().name)
         hold = functools.partial(self._hold, config, session)
         identity = RequestIdentity(kind=kind, batch_files=batch_files)
-        return Executor(session, transport=self._transport, hold=hold, identity=identity)
+        return Executor(
+            session, transport=self._transport, hold=hold, identity=identity, retries=retries
+        )
 
     @contextlib.contextmanager
     def _hold(
@@ -350,9 +356,11 @@ class Engine:
         kind: str = "request",
         batch_files: int | None = None,
     ) -> Result:
+        # One retry budget for the whole request: its statements' retries and its re-plans.
+        retries = RetryBudget()
         with self._lock(config, ref):
-            for attempt in range(1, REPLAN_ATTEMPTS + 1):
-                executor = self._executor(config, kind, batch_files)
+            while True:
+                executor = self._executor(config, kind, batch_files, retries)
                 self._deferred.settle(executor, config, ref)
                 plan = plan_for(executor.describe(ref))
                 if plan.noop_reason is not None:
@@ -361,10 +369,12 @@ class Engine:
                     with restored_on_failure(executor.session, (ref,), executor.trail):
                         outcome = executor.run(self._render(plan), batch)
                 except CommitUncertainError as exc:
-                    if attempt == REPLAN_ATTEMPTS:
-                        raise
-                    log.warning("%s (attempt %d of %d)", exc, attempt + 1, REPLAN_ATTEMPTS)
-                    continue
+                    # Planned again from the table as it is now, within the request's budget.
+                    what = f"{ref.schema}.{ref.name}"
+                    if retries.wait(Trouble.RACE, what, "commit not confirmed"):
+                        continue
+                    spent = retries.spent(Trouble.RACE)
+                    raise CommitRaceLostError(f"{exc} ({spent:.0f} s of re-plans)") from None
                 break
             result = _warned(config, ref, _report(f"{ref.schema}.{ref.name}", outcome))
             folded = self._folded_too_much(config, executor, ref)

@@ -49,7 +49,7 @@ from spark_destination.planner.ir import (
 from spark_destination.runtime.execute import commits, faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
-from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table
 from spark_destination.runtime.spark.java_values import java_class
 
@@ -288,6 +288,6 @@ def _set_marker(session: SparkSession, pending: TableRef, marker: Marker) -> Non
     try:
         _iceberg(session, pending).updateProperties().set(MARKER_PROPERTY, marker.text).commit()
     except Py4JError as exc:
-        raise ExecutionError(
-            f"recording the flush in {pending.name!r} failed: {describe_spark_error(exc)}"
+        raise spark_failure(
+            f"recording the flush in {pending.name!r} failed: {describe_spark_error(exc)}", exc
         ) from None

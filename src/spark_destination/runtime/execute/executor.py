@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Final, assert_never
 from spark_destination.core.config import BatchFileFormat
 from spark_destination.core.errors import (
     CommitUncertainError,
-    ExecutionError,
     InvalidRequestError,
+    ServiceUnavailableError,
     ValueConversionError,
 )
 from spark_destination.core.model import FileKind, FileParams, Table
@@ -58,11 +58,14 @@ from spark_destination.runtime.execute import (
 from spark_destination.runtime.execute.bound_sql import bound_sql
 from spark_destination.runtime.execute.jvm_time import JvmTime
 from spark_destination.runtime.execute.key_filter import key_filter_args
+from spark_destination.runtime.execute.retry_policy import RetryBudget, Trouble
 from spark_destination.runtime.execute.scan_metrics import ScanMetrics
 from spark_destination.runtime.execute.spark_errors import (
     LOCK_HINT,
     catalog_hint,
     describe_spark_error,
+    gave_up_error,
+    spark_failure,
 )
 from spark_destination.runtime.execute.table_loader import FORMAT_VERSION_PROPERTY, load_table
 from spark_destination.runtime.spark.session import (
@@ -119,8 +122,11 @@ class Executor:
         transport: Transport | None = None,
         hold: Hold | None = None,
         identity: commits.RequestIdentity | None = None,
+        retries: RetryBudget | None = None,
     ) -> None:
         self._session = session
+        # The request's one retry budget (``retry_policy``), shared with its caller's re-plans.
+        self.retries = retries or RetryBudget()
         self._transport = transport
         self._scans: list[ScanMetrics] = []
         self._hold = hold
@@ -309,7 +315,7 @@ class Executor:
 
     def _resolve(self, exc: Exception) -> transient.Resolution:
         """What to do about a statement that failed with ``exc`` (see ``transient``)."""
-        classes = set(transient.java_classes(exc))
+        classes = transient.failure_classes(exc)
         current = self._current
         if transient.REFUSED & classes or current is None or current.table is None:
             return transient.default_resolution(classes)
@@ -330,7 +336,7 @@ class Executor:
     ) -> transient.Resolution:
         """The catalog may or may not have applied the statement's commit: find out."""
         request_id = self.identity.request_id
-        for attempt in range(1, transient.MAX_ATTEMPTS + 1):
+        while True:
             try:
                 if commits.landed(self._session, table, request_id, current.index):
                     log.warning(
@@ -341,9 +347,16 @@ class Executor:
                     )
                     return transient.Resolution.LANDED
                 now = commits.state(self._session, table)
-            except Exception:  # noqa: BLE001 - the catalog may still be unreachable
-                time.sleep(transient.PAUSE_SECONDS * attempt)
-                continue
+            except Exception as exc:  # noqa: BLE001 - the catalog may still be unreachable
+                reason = type(exc).__name__
+                if self.retries.wait(
+                    Trouble.UNAVAILABLE, f"{current.summary}: reading back", reason
+                ):
+                    continue
+                raise ServiceUnavailableError(
+                    f"{current.summary}: the catalog did not confirm the commit to table "
+                    f"{table.name!r}, and it could not be read to find out whether it landed"
+                ) from None
             if now == before:
                 log.warning(
                     "%s: the catalog did not confirm the commit to %r, and the table has not "
@@ -360,10 +373,6 @@ class Executor:
                 f"{table.name!r} and the table changed meanwhile; the request is planned again "
                 "from the table's current state"
             )
-        raise ExecutionError(
-            f"{current.summary}: the catalog did not confirm the commit to table "
-            f"{table.name!r}, and it could not be read to find out whether it landed"
-        )
 
     def _refuse(self, statement: Statement, refuse: Refuse) -> None:
         """Refuse the request when the check's first value is truthy (``Refuse``)."""
@@ -585,12 +594,17 @@ class Executor:
 
         try:
             with self._scan_reads(scan_of):
-                return transient.retrying(committed, what=what, resolve=self._resolve, landed=list)
+                return transient.retrying(
+                    committed, what=what, budget=self.retries, resolve=self._resolve, landed=list
+                )
+        except transient.GaveUp as gave_up:
+            described = describe_spark_error(gave_up.error, values_bound=bool(args))
+            raise gave_up_error(what, gave_up, described) from None
         except (PySparkException, Py4JJavaError) as exc:
             described = describe_spark_error(exc, values_bound=bool(args))
             hint = self._hint(exc, current)
-            raise ExecutionError(
-                f"{what} failed: {described}" + (f"; {hint}" if hint else "")
+            raise spark_failure(
+                f"{what} failed: {described}" + (f"; {hint}" if hint else ""), exc
             ) from None
 
     @contextlib.contextmanager

@@ -33,10 +33,9 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.core.errors import ExecutionError
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute import commits
-from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
 from spark_destination.runtime.spark.java_values import java_list
 
@@ -92,8 +91,9 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
         ops = _operations(session, ref)
         return None if ops is None else ops.current()
     except (Py4JError, PySparkException) as exc:
-        raise ExecutionError(
-            f"reading table {ref.name!r} before changing it failed: {describe_spark_error(exc)}"
+        raise spark_failure(
+            f"reading table {ref.name!r} before changing it failed: {describe_spark_error(exc)}",
+            exc,
         ) from None
 
 

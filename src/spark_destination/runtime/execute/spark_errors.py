@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Final
+from typing import Final, assert_never
+
+from spark_destination.core.errors import (
+    CommitRaceLostError,
+    ExecutionError,
+    ServiceUnavailableError,
+)
+from spark_destination.runtime.execute import transient
+from spark_destination.runtime.execute.retry_policy import Trouble
 
 # A Spark setting's name is not a value: Spark quotes it in its advice ("This behavior can be
 # adjusted by setting 'spark.sql.debug.maxToStringFields'"), so quoted setting names are kept.
@@ -49,6 +57,36 @@ def describe_spark_error(exc: BaseException, *, values_bound: bool = False) -> s
         text = str(exc.java_exception)  # a Py4JJavaError's str() includes the whole JVM trace
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     return mask_values(first, numbers=values_bound)[:500]
+
+
+def spark_failure(message: str, exc: BaseException) -> ExecutionError:
+    """The error for a Spark or catalog failure described by ``message``: one Fivetran retries
+    (``ServiceUnavailableError``) when a service it needed did not answer, else a task's."""
+    if transient.is_unreachable(exc):
+        return ServiceUnavailableError(
+            f"{message} (the catalog or the object store did not answer; Fivetran retries)"
+        )
+    return ExecutionError(message)
+
+
+def gave_up_error(what: str, gave_up: transient.GaveUp, described: str) -> ExecutionError:
+    """The error for a statement still failing transiently when the request's retry budget
+    was spent: Fivetran retries the request later."""
+    times = "once" if gave_up.retries == 1 else f"{gave_up.retries} times"
+    spent = f"retried {times} in {gave_up.seconds:.0f} s"
+    match gave_up.trouble:
+        case Trouble.RACE:
+            return CommitRaceLostError(
+                f"{what} failed: other writers committed to the table before each attempt "
+                f"({spent}): {described}"
+            )
+        case Trouble.UNAVAILABLE:
+            return ServiceUnavailableError(
+                f"{what} failed: the catalog or the object store did not answer ({spent}): "
+                f"{described}"
+            )
+        case _:
+            assert_never(gave_up.trouble)
 
 
 # What a shared catalog's refusal means, and the setting that ends it. A Hive metastore whose

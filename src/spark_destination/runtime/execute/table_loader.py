@@ -16,9 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from spark_destination.core.errors import ExecutionError
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.execute.spark_errors import describe_spark_error
+from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.spark.java_values import java_class, java_list, java_map
 
 if TYPE_CHECKING:
@@ -74,9 +73,10 @@ def load_table(session: SparkSession, table: TableRef) -> CatalogTable | None:
             names = java_list(loaded.table().schema().identifierFieldNames())
             identifier_fields = tuple(sorted(str(n) for n in names))
     except (Py4JError, PySparkException) as exc:
-        raise ExecutionError(
+        raise spark_failure(
             f"reading table {table.name!r} from catalog {table.catalog!r} failed: "
-            f"{describe_spark_error(exc)}"
+            f"{describe_spark_error(exc)}",
+            exc,
         ) from None
     return CatalogTable(schema=schema, properties=properties, identifier_fields=identifier_fields)
 

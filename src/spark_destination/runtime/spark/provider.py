@@ -13,7 +13,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from spark_destination.core.config import DestinationConfig, Storage
-from spark_destination.core.errors import ConfigurationError, DestinationError, SparkLostError
+from spark_destination.core.errors import (
+    ConfigurationError,
+    DestinationError,
+    ServiceUnavailableError,
+    SparkLostError,
+)
 from spark_destination.runtime.spark import jvm
 
 if TYPE_CHECKING:
@@ -103,9 +108,18 @@ class SessionProvider:
                 self._stop(root)
 
     def explain(self, exc: Exception) -> Exception:
-        """``exc``, or a ``SparkLostError`` saying so if the JVM died under the request."""
+        """``exc``, or a ``SparkLostError`` saying so if the JVM died under the request, or a
+        ``ServiceUnavailableError`` if a service the request needed did not answer."""
+        from spark_destination.runtime.execute.transient import is_unreachable
+
         root = self._root
-        if isinstance(exc, DestinationError) or root is None or jvm.alive(root):
+        if isinstance(exc, DestinationError):
+            return exc
+        if root is None or jvm.alive(root):
+            if is_unreachable(exc):
+                return ServiceUnavailableError(
+                    "the catalog or the object store did not answer (Fivetran retries)"
+                )
             return exc
         return SparkLostError(
             "the Spark JVM stopped while the request ran (killed or out of memory); nothing "
