@@ -14,6 +14,7 @@ import pytest
 from spark_destination.dialects.quoting import qualified
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.execute.faults import InjectedFault
 from spark_destination.runtime.execute.table_loader import load_table
 from tests.support.destination import NULL, Destination, Lake, column
 
@@ -286,7 +287,7 @@ def test_a_failure_between_steps_then_a_retry_converges(
         for prefix, left in failures.items():
             if what.startswith(prefix) and left:
                 failures[prefix] = left - 1
-                raise RuntimeError("injected failure")
+                raise InjectedFault("injected failure")
         return real_sql(self, text, what=what, **kwargs)
 
     monkeypatch.setattr(Executor, "sql", flaky)

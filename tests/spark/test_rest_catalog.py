@@ -23,6 +23,7 @@ import pytest
 from spark_destination.engine.engine import Engine
 from spark_destination.local_services import rest_catalog as rest
 from spark_destination.runtime.execute import commits
+from spark_destination.runtime.execute.faults import InjectedFault
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
@@ -295,7 +296,7 @@ def test_a_failed_alter_table_is_put_back_on_a_rest_catalog(
     def flaky(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
         if what.startswith("set identifier fields") and not failed:
             failed.append(what)
-            raise RuntimeError("injected failure")
+            raise InjectedFault("injected failure")
         return real_sql(self, text, what=what, **kwargs)
 
     monkeypatch.setattr(Executor, "sql", flaky)
