@@ -54,6 +54,7 @@ def test_a_second_process_is_refused_until_the_first_is_gone(tmp_path: Path) -> 
     warehouse_lock.claim(str(warehouse))  # the owner is gone: taken at once
     assert json.loads((warehouse / warehouse_lock.LOCK_FILE).read_text())["pid"] == os.getpid()
     warehouse_lock.claim(str(warehouse))  # again in the same process: fine
+    warehouse_lock.claim(warehouse.as_uri())  # the same folder by another name: fine too
     # And now this process is the one another is refused by.
     refused = subprocess.run(
         [sys.executable, "-c", HOLD, str(warehouse)], capture_output=True, text=True, timeout=60

@@ -32,7 +32,7 @@ from spark_destination.runtime.spark import scratch
 LOCK_FILE: Final = ".spark-destination.lock"
 _URI: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
-# The open lock file of each warehouse this process holds: open for the life of the process.
+# The open lock file of each warehouse folder this process holds, open for its life.
 _held: dict[str, int] = {}
 _guard = threading.Lock()
 
@@ -55,10 +55,15 @@ def _local_folder(warehouse: str) -> Path | None:
 def claim(warehouse: str) -> None:
     """Make this process the warehouse's only server, or raise ``ConfigurationError``."""
     folder = _local_folder(warehouse)
-    if folder is None or warehouse in _held:
+    if folder is None:
+        return
+    # One lock per folder, however it is named: a second flock on another descriptor of the
+    # same file would refuse this very process.
+    key = str(folder.resolve())
+    if key in _held:
         return
     with _guard:
-        if warehouse in _held:
+        if key in _held:
             return
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / LOCK_FILE
@@ -79,7 +84,7 @@ def claim(warehouse: str) -> None:
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(_owner()).encode(), 0)
-        _held[warehouse] = fd
+        _held[key] = fd
 
 
 def _read(fd: int) -> dict[str, object]:
