@@ -22,7 +22,7 @@ commits that are provably its own (``runtime.execute.restore``). An operator rea
 sync history from its ``snapshots`` metadata table.
 
 Metadata-only commits (ALTER TABLE, table properties) make no snapshot and carry no summary;
-what is known of them comes from the metadata locations the executor saw after its own
+what is known of them comes from the (before -> after) metadata locations of the executor's own
 statements (``CommitTrail``).
 """
 
@@ -168,6 +168,12 @@ class TableState:
 
     location: str
     snapshot: int | None
+    # The metadata file this one replaced (the last entry of its metadata log; None for a new
+    # table): one commit lies between ``predecessor`` and ``location``.
+    predecessor: str | None = field(default=None, compare=False)
+    # The request id in the current snapshot's summary, read only when a request asks
+    # (``state(..., request_id=)``).
+    snapshot_request: str | None = field(default=None, compare=False)
     # What the current snapshot did to position deletes, read only when the request asking
     # made it (``state(..., request_id=)``); not part of the state's identity.
     folding: DeleteFolding | None = field(default=None, compare=False)
@@ -196,13 +202,23 @@ def state(
 
 def state_of(table: Any, *, request_id: str | None = None) -> TableState:
     current = table.currentSnapshot()
-    location = table.operations().current().metadataFileLocation()
+    metadata = table.operations().current()
+    location = metadata.metadataFileLocation()
+    log = metadata.previousFiles()  # a Java list: only its last entry is fetched
+    size = int(log.size())
+    predecessor = str(log.get(size - 1).file()) if size else None
     folding = None
+    snapshot_request = None
     if current is not None and request_id is not None:
-        folding = _folding(current.summary(), request_id)
+        summary = current.summary()
+        found = summary.get(REQUEST_ID)
+        snapshot_request = None if found is None else str(found)
+        folding = _folding(summary, request_id)
     return TableState(
         location=str(location),
         snapshot=None if current is None else int(current.snapshotId()),
+        predecessor=predecessor,
+        snapshot_request=snapshot_request,
         folding=folding,
     )
 
@@ -247,15 +263,50 @@ def landed(session: SparkSession, ref: TableRef, request_id: str, step: int) -> 
 
 
 class CommitTrail:
-    """The metadata files a request's own statements left each table at (the location right
-    after each statement), so that a restore can tell its own commits from another writer's."""
+    """The metadata files a request's own statements left each table at, each recorded as a
+    (before -> after) pair, so that a restore can tell its own commits from another writer's.
+
+    A statement's state after is read once it ran; another writer may commit in between (a
+    property or schema change makes no snapshot, so no summary can say whose it is). The state
+    after is the statement's own only when exactly one commit separates it from the state
+    before (its metadata log's last entry is that state); otherwise the table is marked, and a
+    restore leaves it to the retry rather than undo a commit that may be another writer's. A
+    new snapshot must also carry the request's id. What remains unseen: a statement that itself
+    commits nothing, with another writer's metadata-only commit (which carries no identity)
+    landing in its window, is taken for the statement's own."""
 
     def __init__(self, identity: RequestIdentity) -> None:
         self.identity = identity
         self._after: dict[TableRef, list[str]] = {}
+        self._unsure: dict[TableRef, str] = {}
 
-    def saw(self, ref: TableRef, location: str) -> None:
-        self._after.setdefault(ref, []).append(location)
+    def saw(self, ref: TableRef, before: TableState | None, after: TableState) -> None:
+        """Statement done: ``after`` is ``ref``'s state now, ``before`` as the statement found
+        it (None: no table)."""
+        if before is not None and after.location == before.location:
+            return  # the statement did not commit to it
+        expected = None if before is None else before.location
+        if after.predecessor != expected:
+            self._unsure.setdefault(
+                ref,
+                "another commit landed while one of its statements ran (a metadata-only commit "
+                "of another writer cannot be told from its own)",
+            )
+            return
+        earlier = None if before is None else before.snapshot
+        if (
+            after.snapshot not in (None, earlier)
+            and after.snapshot_request != self.identity.request_id
+        ):
+            self._unsure.setdefault(
+                ref, "a snapshot of another writer landed while one of its statements ran"
+            )
+            return
+        self._after.setdefault(ref, []).append(after.location)
+
+    def unsure(self, ref: TableRef) -> str | None:
+        """Why the request's own commits to ``ref`` cannot be told apart, or None."""
+        return self._unsure.get(ref)
 
     def locations(self, ref: TableRef) -> frozenset[str]:
         return frozenset(self._after.get(ref, ()))

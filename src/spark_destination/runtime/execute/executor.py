@@ -277,7 +277,9 @@ class Executor:
         return self._states[table]
 
     def _saw(self, table: TableRef) -> None:
-        """After a statement that may have committed to ``table``: note where it is now."""
+        """After a statement that may have committed to ``table``: note where it is now, as
+        a (before -> after) pair of the trail."""
+        before = self._states.get(table)
         try:
             now = commits.state(self._session, table, request_id=self.identity.request_id)
         except Exception:  # noqa: BLE001 - bookkeeping never fails a request
@@ -286,7 +288,7 @@ class Executor:
             return
         self._states[table] = now
         if now is not None:
-            self.trail.saw(table, now.location)
+            self.trail.saw(table, before, now)
 
     def _hint(self, exc: Exception, current: _Current | None) -> str | None:
         """What a catalog's refusal means and the setting to change (never a value: the

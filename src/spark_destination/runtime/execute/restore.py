@@ -4,19 +4,21 @@ Iceberg commits one statement at a time; a request of several statements (an Alt
 adds a column then rewrites the table, a Migrate that copies then drops, a CreateTable that
 creates then sets the key) that fails half-way would leave a table between two states. So
 before running a plan the current metadata of each table it touches is read, and when the plan
-fails each table is put back with Iceberg's own ``TableOperations.commit(current, before)``
-(optimistic: it fails if the table moves meanwhile), which restores schema, properties,
-identifier fields, the snapshot list and the current snapshot; a table the request created is
-dropped. A REST catalog takes changes rather than whole metadata, so there the commit carries
-the updates that lead back to ``before`` (``_reverted``).
+fails each table is put back with Iceberg's own ``TableOperations.commit(current, target)``
+(optimistic: it fails if the table moves meanwhile), where ``target`` is built by Iceberg's
+``TableMetadata.Builder`` (``_target``): schema, properties, identifier fields, the snapshot list
+and the current snapshot as before the request, while the last sequence number and row ids
+keep growing. A table the request created is dropped; one it dropped is
+registered again where its catalog kept its files (``_bring_back``).
 
 Other writers (a compaction job, another pipeline) may commit to the same tables. Putting a
 table back over their commits would erase them, so a table is put back only when every commit
 since the request began is provably the request's own:
 
 - each metadata file after ``before`` in the table's metadata log is one this request's own
-  statements left the table at (``commits.CommitTrail``: read right after each statement, so a
-  commit another writer slipped in between is not among them);
+  statements left the table at (``commits.CommitTrail``: a (before -> after) pair per statement,
+  one commit apart, so a commit another writer slipped in between two statements, or into a
+  statement's own window, is not taken for the request's);
 - every snapshot ``before`` had is still there (nobody expired one), and every snapshot added
   since carries this request's id in its summary (``commits``).
 
@@ -102,14 +104,14 @@ def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.C
     if ops is None and before is None:
         return
     if ops is None:
-        # Dropped by the failed request: the Hadoop catalog deletes a dropped table's files,
-        # so there is nothing to restore from.
-        log.warning("%s.%s was dropped by the failed request", ref.schema, ref.name)
+        _bring_back(session, ref, before)
         return
     current = ops.current()
     if before is not None and current.metadataFileLocation() == before.metadataFileLocation():
         return
-    foreign = _foreign_commit(current, before, trail.locations(ref), trail.identity.request_id)
+    foreign = trail.unsure(ref) or _foreign_commit(
+        current, before, trail.locations(ref), trail.identity.request_id
+    )
     if foreign is not None:
         log.warning(
             "%s.%s: not restored after the failed request: %s; the table is left as it is, "
@@ -135,19 +137,71 @@ _REST_OPERATIONS = "org.apache.iceberg.rest.RESTTableOperations"
 
 
 def _target(session: SparkSession, ops: Any, current: Any, before: Any) -> Any:
-    """What to commit over ``current`` to get ``before``'s state back: ``before`` itself for
-    catalogs that swap whole metadata files (Hadoop, Hive); for a REST catalog, ``current``
-    with the updates that lead back (``_reverted``)."""
-    if str(ops.getClass().getName()) != _REST_OPERATIONS:
-        return before
-    return _reverted(session, current, before)
+    """What to commit over ``current`` to get ``before``'s state back: for a REST catalog,
+    ``current`` with the updates that lead back (``_reverted``); for catalogs that swap whole
+    metadata files (Hadoop, Hive), ``before`` rebuilt so that its counters do not go back
+    (``_rewound``)."""
+    if str(ops.getClass().getName()) == _REST_OPERATIONS:
+        return _reverted(session, current, before)
+    return _rewound(session, current, before)
+
+
+def _rewound(session: SparkSession, current: Any, before: Any) -> Any:
+    """``before``'s metadata built anew: the snapshots the request added go through the builder
+    (which raises the last sequence number and v3's next row id past them) and are removed
+    again, so the next commit cannot reuse a sequence number or a row id.
+
+    Built from ``before``, not ``current`` (as ``_reverted`` is): the schemas and sort orders a
+    request's rewrite added stay in ``current``'s lists, and a sort order left referring to a
+    rewrite's field made the retried rewrite fail ("Cannot find source column for sort field",
+    measured on a soft-delete table switched to history mode, failed after its rewrite)."""
+    jvm = session._jvm
+    assert jvm is not None
+    builder = jvm.org.apache.iceberg.TableMetadata.buildFrom(before)
+    had = {int(s.snapshotId()) for s in java_list(before.snapshots())}
+    added = sorted(
+        (s for s in java_list(current.snapshots()) if int(s.snapshotId()) not in had),
+        key=lambda s: int(s.sequenceNumber()),
+    )
+    ids = jvm.java.util.HashSet()
+    for snapshot in added:
+        builder.addSnapshot(snapshot)
+        ids.add(jvm.java.lang.Long.valueOf(str(snapshot.snapshotId())))
+    if not ids.isEmpty():
+        builder.removeSnapshots(ids)
+    return builder.build()
+
+
+def _bring_back(session: SparkSession, ref: TableRef, before: Any) -> None:
+    """A table the failed request dropped: registered again at the metadata file it had
+    before, where the catalog keeps a dropped table's files (Hive, REST: DROP TABLE without
+    PURGE); the Hadoop catalog deletes them, and cannot register a table."""
+    try:
+        catalog, ident = catalog_and_identifier(session, ref)
+        jvm = session._jvm
+        assert jvm is not None
+        # (Namespace, name): py4j cannot call the String... overloads with plain arguments.
+        namespace = jvm.org.apache.iceberg.catalog.Namespace.of(ident.namespace())
+        identifier = jvm.org.apache.iceberg.catalog.TableIdentifier.of(namespace, ref.name)
+        catalog.icebergCatalog().registerTable(identifier, before.metadataFileLocation())
+    except Exception as exc:  # noqa: BLE001 - said below; the request's own error follows
+        log.warning(
+            "%s.%s was dropped by the failed request and cannot be brought back (%s): its "
+            "catalog deletes a dropped table's files or cannot register a table",
+            ref.schema,
+            ref.name,
+            type(exc).__name__,
+        )
+        return
+    log.info("registered %s.%s again, dropped by the failed request", ref.schema, ref.name)
 
 
 def _reverted(session: SparkSession, current: Any, before: Any) -> Any:
     """``current`` changed back to ``before``'s schema, spec, sort order, properties and main
-    branch, without the snapshots added since; each change recorded, as a REST commit needs.
-    (The schemas, specs and orders ``before`` used are all still in ``current``: Iceberg keeps
-    them.)"""
+    branch, without the snapshots added since; each change recorded, as a REST commit needs (it
+    sends the changes, not the object), and what only grows (the last sequence number, v3's
+    next row id) keeps growing. (The schemas, specs and orders ``before`` used are all still in
+    ``current``: Iceberg keeps them.)"""
     jvm = session._jvm
     assert jvm is not None
     builder = jvm.org.apache.iceberg.TableMetadata.buildFrom(current)
