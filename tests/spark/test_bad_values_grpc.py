@@ -155,6 +155,10 @@ def record(
     }
 
 
+# Generous: the machine may be loaded; it bounds a hang, it does not measure anything.
+BARRIER_SECONDS = 600.0
+
+
 def committing_op(dest: Destination) -> str:
     """The step that commits a WriteBatch's rows, after its records: the MERGE into the table,
     or in deferred mode the append to the intermediate table (the flush merges later)."""
@@ -417,13 +421,21 @@ def test_tables_of_one_schema_record_their_changes_at_the_same_time(
     }
     inside, most, guard = 0, 0, threading.Lock()
     commit = committing_op(dest)
+    # Each request waits just before its first write to the changes table (the step that
+    # takes hold of it) until all three are there, so they do contend for it: "one at a
+    # time" below then shows the hold, not requests that happened never to overlap.
+    arrived = threading.Barrier(len(names), timeout=BARRIER_SECONDS)
+    reached: list[str] = []
 
     def hook(point: faults.Boundary) -> None:
         # Between its records and its MERGE (deferred mode: its append) a request holds the
         # changes table: count how many requests are there at once (a moment's wait widens
         # the window).
         nonlocal inside, most
-        if point.op == "RecordChangesOp" and point.index == 2:
+        if point.op == "RecordChangesOp" and point.index == 1:
+            reached.append(point.table)
+            arrived.wait()
+        elif point.op == "RecordChangesOp" and point.index == 2:
             with guard:
                 inside += 1
                 most = max(most, inside)
@@ -436,8 +448,9 @@ def test_tables_of_one_schema_record_their_changes_at_the_same_time(
         responses = list(
             pool.map(lambda name: dest.write(name, COLUMNS, replace=[files[name]]), names)
         )
+    assert not arrived.broken, f"the requests never reached the changes table together: {reached}"
+    assert most == 1, f"{most} requests held the changes table at once"
     assert [outcome(r) for r in responses] == ["warning"] * 3, responses
-    assert most == 1
     assert records(lake, dest) == sorted(
         [
             expected for name in names for expected in (

@@ -1,7 +1,8 @@
-"""SIGKILL of a server (and its JVM) in the middle of a large WriteBatch: the table is exactly the
-state before or after the request, never in between; a restarted server removes the staged
-plaintext and Spark scratch the dead one left (and nothing of live processes); the retried
-request gives the clean-run table. Also: the JVM alone dies (killed) while idle and mid-request.
+"""SIGKILL of a server (and its JVM) in the middle of a large WriteBatch, once after its batch is
+staged and once inside its MERGE: the table is exactly the state before the request, never in
+between; a restarted server removes the staged plaintext and Spark scratch the dead one left
+(and nothing of live processes); the retried request gives the clean-run table. Also: the JVM
+alone dies (killed) while idle and mid-request.
 
 The batch has ``SPARK_DESTINATION_CRASH_ROWS`` rows (default 50 000, small enough for CI; set it
 to 300000 for a batch whose MERGE runs for tens of seconds).
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +25,7 @@ from spark_destination.local_services.server_process import ServerProcess, start
 from spark_destination.runtime.spark import scratch
 from spark_destination.runtime.spark.session import register_catalog
 from tests.support.destination import Destination, column
-from tests.support.kill_at import ARMED, KILL_AT, KILL_JVM_AT
+from tests.support.kill_at import ARMED, FIRED_SUFFIX, KILL_AT, KILL_IN_MERGE, KILL_JVM_AT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -99,28 +98,6 @@ def ok(response: Any) -> None:
     assert response.WhichOneof("response") == "success", response
 
 
-def wait_for(predicate: Any, what: str, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def write_in_background(dest: Destination, batch: tuple[str, bytes]) -> dict[str, Any]:
-    answer: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            answer["response"] = dest.write("t", COLUMNS, replace=[batch])
-        except Exception as exc:  # the server died under the call: gRPC UNAVAILABLE
-            answer["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    answer["thread"] = thread
-    return answer
-
-
 def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -159,23 +136,31 @@ def test_sigkill_mid_write_batch_then_restart_cleans_up_and_the_retry_converges(
         server.kill()  # reaps it
         crashes += 1
         assert read(spark, warehouse, "crash") == BEFORE
-        server = serve(warehouse, tmp_path / "server.log")
+
+        # The next server dies inside the MERGE, while its tasks run (tests.support.kill_at's
+        # watcher: no boundary falls inside a statement, and a kill from outside after a
+        # while could land before the MERGE or after its commit).
+        armed = tmp_path / "armed-merge"
+        env = {KILL_IN_MERGE: "1", ARMED: str(armed)}
+        server = serve(warehouse, tmp_path / "server.log", env=env)
         dest = replace(dest, stub=server.stub)
         assert not [d for d in left if d.exists()], "the dead server's scratch survived"
         assert mine.exists()
 
-        # Kill 2: a while into the MERGE (from outside: no hook runs inside a statement).
-        answer = write_in_background(dest, batch)
-        wait_for(lambda s=server: bool(staged_files(s)), "the staged batch")
-        time.sleep(2.0)
+        # Kill 2: inside the MERGE; the commit comes only after its last task, so the table
+        # is exactly as before the request.
+        armed.touch()
+        with pytest.raises(grpc.RpcError):
+            dest.write("t", COLUMNS, replace=[batch])
+        assert not armed.exists(), "the MERGE never ran armed"
+        fired = Path(str(armed) + FIRED_SUFFIX)
+        assert fired.exists(), "the server did not die while the MERGE's tasks ran"
+        assert "running" in fired.read_text()
         left = scratch_dirs(server)
-        server.kill()
+        assert staged_files(server), "the killed server left no staged plaintext to clean up"
+        server.kill()  # reaps it
         crashes += 1
-        answer["thread"].join(timeout=60)
-        # A small CI batch may finish (and clean up its staged file) before the kill lands:
-        # then the request answered success; the table checks below hold either way.
-        assert "error" in answer or answer["response"].WhichOneof("response") == "success"
-        assert read(spark, warehouse, "crash") in (BEFORE, AFTER)
+        assert read(spark, warehouse, "crash") == BEFORE
 
         server = serve(warehouse, tmp_path / "server.log")
         dest = replace(dest, stub=server.stub)

@@ -1,7 +1,8 @@
 """Concurrent WriteBatch requests through gRPC, as Fivetran sends them: 8 at once on 8 tables
 (they run in parallel: all 8 are inside their request at the same moment), and 4 at once on one
-table with disjoint keys (serialised by the server: never two inside the table at once). Every
-row is present exactly once, every table's metadata is valid, no request fails.
+table with disjoint keys (all four inside the engine at once, then serialised by it: never two
+inside the table at once). Every row is present exactly once, every table's metadata is valid,
+no request fails.
 
 In deferred write mode a request commits its batch by appending it to the intermediate table
 (its MERGE is the flush's, when the tables are read): the hooks wait before that append."""
@@ -97,8 +98,9 @@ def test_eight_tables_at_once_run_in_parallel(own_server: Destination, lake: Lak
 
 
 def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
-    dest: Destination, lake: Lake
+    own_server: Destination, lake: Lake, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    dest = own_server
     assert dest.create("t", COLUMNS).WhichOneof("response") == "success"
     parts = [range(k * ROWS, (k + 1) * ROWS) for k in range(4)]
     files = [dest.write_file(HEADER, batch(ids)) for ids in parts]
@@ -106,6 +108,16 @@ def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
     most = 0
     guard = threading.Lock()
     commit = committing_op(dest)
+    # All four requests wait at the engine's door (before any of them takes the table) until
+    # all four are there, so they do contend for the table: "never two inside at once" then
+    # shows the server serialised them, not that they happened never to overlap. A request
+    # that cannot reach the engine alongside the others breaks the barrier and fails.
+    arrived = threading.Barrier(len(parts), timeout=BARRIER_SECONDS)
+    apply = engine.apply
+
+    def apply_together(configuration: Any, request: Any) -> Any:
+        arrived.wait()
+        return apply(configuration, request)
 
     def hook(point: faults.Boundary) -> None:
         # Just before its MERGE (append) a request holds the table (its batch is staged); hold
@@ -123,10 +135,12 @@ def test_four_requests_on_one_table_are_serialised_and_all_rows_land(
     def send(file: tuple[str, bytes]) -> Any:
         return dest.write("t", COLUMNS, replace=[file])
 
-    with faults.installed(hook), ThreadPoolExecutor(4) as pool:
+    with monkeypatch.context() as patch, faults.installed(hook), ThreadPoolExecutor(4) as pool:
+        patch.setattr(engine, "apply", apply_together)
         responses = list(pool.map(send, files))
+    assert not arrived.broken, "the four requests were never inside the engine at once"
+    assert most == 1, f"{most} requests inside table t at once"
     assert [r.WhichOneof("response") for r in responses] == ["success"] * 4, responses
-    assert most == 1
     if dest.deferred:  # one append per request; then one flush merges the four batches
         assert lake.snapshot_count(dest.schema, PENDING_PREFIX + "t") == 4
         check_table(dest, lake, "t", set(range(4 * ROWS)), commits=1)

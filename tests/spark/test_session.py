@@ -21,6 +21,7 @@ from spark_destination.runtime.spark.session import (
     DRIVER_JAVA_OPTIONS,
     HADOOP_TMP_DIR_CONF,
     KEEP_HEAP_OPTION,
+    MIN_RAM_SCRATCH_BYTES,
     SHUFFLE_PARTITIONS_CONF,
     TEMP_DIR_PROPERTY,
     SparkSettings,
@@ -34,9 +35,16 @@ from spark_destination.runtime.spark.session import (
     session_conf,
 )
 from tests.support.fake_spark import FakeConf
+from tests.support.ram_scratch import unmet
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+# What the JVM temporary-folder tests need, said when they skip (``jvm_temp_dir``).
+JVM_TEMP_NEED = (
+    f"an executable /dev/shm with {MIN_RAM_SCRATCH_BYTES / (1 << 30):.0f} GiB free "
+    "(MIN_RAM_SCRATCH_BYTES) for the JVM's temporary folder"
+)
 
 
 def _namespace() -> str:
@@ -203,7 +211,7 @@ def test_the_jvms_temporary_files_go_to_the_scratch_folder(spark: SparkSession) 
     # the scratch folder goes with its process.
     folder = jvm_temp_dir()
     if folder is None:
-        pytest.skip("no roomy, executable RAM-backed scratch folder on this machine")
+        pytest.skip(unmet(JVM_TEMP_NEED))
     live: Any = spark
     assert live._jvm.System.getProperty(TEMP_DIR_PROPERTY) == folder
     # A shuffle writes lz4-compressed, encrypted files: both native libraries are loaded.
@@ -220,7 +228,7 @@ def test_hadoops_temporary_folder_is_the_scratch_folder_only_for_a_local_master(
     # spark.hadoop.* reaches a cluster's executors, where this process's folder does not exist.
     folder = jvm_temp_dir()
     if folder is None:
-        pytest.skip("no roomy, executable RAM-backed scratch folder on this machine")
+        pytest.skip(unmet(JVM_TEMP_NEED))
     local = dict(session_conf(SparkSettings()))
     cluster = dict(session_conf(SparkSettings(master="spark://elsewhere:7077")))
     assert Path(local[HADOOP_TMP_DIR_CONF]).is_relative_to(folder)

@@ -5,6 +5,7 @@ would make both runs one way)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,19 @@ from spark_destination.engine.engine import Engine, SessionProvider
 from spark_destination.replay.batch_writer import new_key, write_batch_file
 from spark_destination.runtime.batch import staging
 from spark_destination.runtime.batch.staging import Transport
-from spark_destination.runtime.batch.staging_space import staging_dir
+from spark_destination.runtime.batch.staging_space import STAGING_DIR_ENV, staging_dir
 from spark_destination.runtime.spark.session import SparkSettings
 from tests.support.destination import Lake
+from tests.support.ram_scratch import unmet
+
+
+def staging_need() -> str:
+    """What the tmpfs transport's tests need, said when they skip (``staging_dir``)."""
+    configured = os.environ.get(STAGING_DIR_ENV, "").strip()
+    if configured:
+        return f"a writable staging folder (${STAGING_DIR_ENV}={configured} is not one)"
+    return "a writable RAM-backed staging folder (/dev/shm)"
+
 
 pytestmark = pytest.mark.spark
 
@@ -103,7 +114,7 @@ def test_transports_give_the_same_table(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if transport is Transport.TMPFS_PARQUET and staging_dir() is None:
-        pytest.skip("no RAM-backed staging folder on this machine")
+        pytest.skip(unmet(staging_need()))
     schema = f"transport_{transport.name.lower()}"
     engine = _engine(spark, spark_settings, catalog_configuration, transport, schema)
     files = _files(
@@ -131,7 +142,7 @@ def test_a_big_batch_staged_as_several_parquet_files_is_read_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if staging_dir() is None:
-        pytest.skip("no RAM-backed staging folder on this machine")
+        pytest.skip(unmet(staging_need()))
     # Pieces of two rows, three threads' worth: the 9 staged rows go into three files.
     monkeypatch.setattr(staging, "_ROW_GROUP_ROWS", 2)
     monkeypatch.setattr(staging, "_ROW_GROUPS_PER_PIECE", 1)

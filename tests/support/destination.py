@@ -6,6 +6,7 @@ Shared by the Spark tests (the fixtures that build them are in ``tests/spark/con
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -218,6 +219,20 @@ class Lake:
         if order_by:
             frame = frame.orderBy(order_by)
         return [row.asDict() for row in frame.collect()]
+
+    def counted(self, schema: str, table: str, *columns: str) -> Counter[tuple[object, ...]]:
+        """The table as a multiset of row tuples (all columns in table order, or ``columns``):
+        a row stored twice counts twice, where a set or a dict by key would hide it."""
+        rows = self.rows(schema, table)
+        return Counter(tuple(r[c] for c in columns) if columns else tuple(r.values()) for r in rows)
+
+    def by_key(self, schema: str, table: str, key: str = "id") -> dict[object, dict[str, object]]:
+        """The rows by ``key``, failing if a key is stored more than once: a dict alone would
+        keep one of the copies and hide that a write stored the key twice."""
+        rows = self.rows(schema, table)
+        repeated = {k: n for k, n in Counter(r[key] for r in rows).items() if n > 1}
+        assert not repeated, f"{table}: keys stored more than once (key: copies): {repeated}"
+        return {r[key]: r for r in rows}
 
     def snapshot_count(self, schema: str, table: str) -> int:
         name = qualified(self.catalog, schema, table) + ".snapshots"

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from spark_destination.runtime.spark import scratch
+from tests.support.ram_scratch import unmet
 
 # Stages a file in its folder, forks a child that exits normally (running the exit handlers
 # it inherited), checks the child left the folder alone, and exits.
 CHILD = """
 import os, sys
 from spark_destination.runtime.spark import scratch
+from tests.support.ram_scratch import unmet
 folder = scratch.process_dir()
 (folder / "staged-x").mkdir()
 (folder / "staged-x" / "part.parquet").write_bytes(b"plaintext")
@@ -29,7 +31,7 @@ print(folder)
 def test_a_process_removes_its_own_scratch_folder_when_it_exits() -> None:
     root = scratch.shared_root()
     if root is None:
-        pytest.skip("no writable /dev/shm here")
+        pytest.skip(unmet("a writable /dev/shm for the scratch folder"))
     done = subprocess.run(
         [sys.executable, "-c", CHILD], capture_output=True, text=True, check=False, timeout=60
     )
