@@ -45,7 +45,8 @@ from typing import Final
 
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.local_services.cluster import spark_home
-from spark_destination.local_services.process_group import STOP_TIMEOUT_SECONDS, stop_group
+from spark_destination.local_services.java_gateway import launch
+from spark_destination.local_services.process_group import stop_group
 from spark_destination.local_services.server_process import LOOPBACK, free_port
 from spark_destination.runtime.spark.java import java_home
 
@@ -114,26 +115,13 @@ def _java() -> str:
 def create_transaction_tables(folder: Path) -> None:
     """Create the metastore's transaction tables in the Derby database under ``folder``
     (Hive's own ``TxnDbUtil.prepDb``), in a JVM of its own that closes the database after."""
-    from py4j.java_gateway import JavaGateway, launch_gateway
     from py4j.protocol import Py4JJavaError
 
-    jar = Path(sys.prefix) / "share" / "py4j"
-    jars = sorted(jar.glob("py4j*.jar"))
-    if not jars:
-        raise ConfigurationError(f"no py4j jar in {jar}: reinstall the py4j package")
-    port, process = launch_gateway(
-        jarpath=str(jars[-1]),
-        classpath=_classpath(),
-        java_path=_java(),
-        javaopts=[f"-Xmx{METASTORE_HEAP}", f"-Dderby.stream.error.file={folder / 'derby.log'}"],
-        die_on_exit=True,
-        return_proc=True,
-        redirect_stderr=subprocess.DEVNULL,
-        redirect_stdout=subprocess.DEVNULL,
+    gateway = launch(
+        _classpath(),
+        heap=METASTORE_HEAP,
+        java_options=[f"-Dderby.stream.error.file={folder / 'derby.log'}"],
     )
-    from py4j.java_gateway import GatewayParameters
-
-    gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
     try:
         jvm = gateway.jvm
         conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
@@ -143,13 +131,7 @@ def create_transaction_tables(folder: Path) -> None:
         with contextlib.suppress(Py4JJavaError):
             jvm.java.sql.DriverManager.getConnection("jdbc:derby:;shutdown=true")
     finally:
-        with contextlib.suppress(Exception):
-            gateway.shutdown()
-        try:
-            process.wait(timeout=STOP_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=STOP_TIMEOUT_SECONDS)
+        gateway.close()
 
 
 def metastore_settings(

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from spark_destination.core.errors import ConfigurationError
+from spark_destination.local_services.java_gateway import launch
 from spark_destination.local_services.process_group import stop_group
 from spark_destination.local_services.server_process import LOOPBACK, free_port
 
@@ -111,33 +112,17 @@ class _Backend:
     """One JVM (py4j gateway) holding the catalog; py4j calls are safe from many threads."""
 
     def __init__(self, warehouse: Path, log_dir: Path) -> None:
-        from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
-
         from spark_destination.local_services.cluster import spark_home
         from spark_destination.runtime.spark.artifacts import JarGroup
         from spark_destination.runtime.spark.jars import group_jars
-        from spark_destination.runtime.spark.java import java_home
 
-        py4j_jars = sorted((Path(sys.prefix) / "share" / "py4j").glob("py4j*.jar"))
-        if not py4j_jars:
-            raise ConfigurationError("no py4j jar under sys.prefix: reinstall the py4j package")
         classpath = os.pathsep.join(
             (
                 str(spark_home() / "jars" / "*"),
                 *map(str, group_jars(JarGroup.ICEBERG, "the REST catalog server")),
             )
         )
-        port, self._process = launch_gateway(
-            jarpath=str(py4j_jars[-1]),
-            classpath=classpath,
-            java_path=str(Path(java_home()) / "bin" / "java"),
-            javaopts=[f"-Xmx{SERVER_HEAP}"],
-            die_on_exit=True,
-            return_proc=True,
-            redirect_stderr=(log_dir / "jvm.log").open("ab"),
-            redirect_stdout=subprocess.DEVNULL,
-        )
-        self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+        self._gateway = launch(classpath, heap=SERVER_HEAP, stderr=(log_dir / "jvm.log").open("ab"))
         jvm = self._gateway.jvm
         self.jvm = jvm
         catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog()
@@ -203,10 +188,7 @@ class _Backend:
         return _no_content()
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._gateway.shutdown()
-        with contextlib.suppress(Exception):
-            self._process.kill()
+        self._gateway.close()
 
 
 @dataclass
