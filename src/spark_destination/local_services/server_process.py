@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,14 +22,18 @@ from pathlib import Path
 
 import grpc
 
-from spark_destination.server.app import SPARK_READY
+from spark_destination.server.app import LISTENING, SPARK_READY
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
 
 LOOPBACK = "127.0.0.1"
 READY_TIMEOUT_S = 300.0
+# The port in the server's listening line (a JSON log line: the message is a JSON string).
+_BOUND_PORT = re.compile(re.escape(LISTENING) + r" \S*?:(\d+)")
 
 
 def free_port() -> int:
+    """A port free now, for services that cannot report the one they bind (the metastore,
+    SeaweedFS, Spark's master): another process may take it before they bind it."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((LOOPBACK, 0))
         return int(probe.getsockname()[1])
@@ -101,12 +106,13 @@ def start_server(
     prewarm: bool = False,
     module: str = "spark_destination.cli",
 ) -> ServerProcess:
-    """Start ``serve`` on a free loopback port with ``flags``; return once it answers gRPC
-    (with ``prewarm``: once Spark is ready too). ``module`` runs the CLI (tests wrap it)."""
-    port = free_port()
-    command = [sys.executable, "-m", module, "serve", "--port", str(port)]
+    """Start ``serve`` on a loopback port the system chooses (``--port 0``: no race for a
+    port) with ``flags``; return once it answers gRPC (with ``prewarm``: once Spark is ready
+    too). ``module`` runs the CLI (tests wrap it)."""
+    command = [sys.executable, "-m", module, "serve", "--host", LOOPBACK, "--port", "0"]
     command += [*flags, *(["--prewarm"] if prewarm else [])]
     with log_file.open("ab") as log:
+        offset = log.tell()  # the log may hold an earlier server's lines
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             command,
             stdout=log,
@@ -115,8 +121,9 @@ def start_server(
             cwd=cwd,
             start_new_session=True,
         )
-    server = ServerProcess(process=process, port=port, log=log_file)
+    server = ServerProcess(process=process, port=0, log=log_file)
     try:
+        server.port = _bound_port(server, offset)
         _wait_ready(server, spark=prewarm)
     except BaseException:
         server.kill()
@@ -139,6 +146,27 @@ def server_process(
         yield server
     finally:
         server.stop()
+
+
+def _bound_port(server: ServerProcess, offset: int) -> int:
+    """The port the server says it bound, from its log past ``offset``."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        with server.log.open("rb") as log:
+            log.seek(offset)
+            found = _BOUND_PORT.search(log.read().decode(errors="replace"))
+        if found:
+            return int(found.group(1))
+        if server.process.poll() is not None:
+            raise RuntimeError(
+                f"server exited with code {server.process.returncode} before serving: "
+                + server.log.read_text(errors="replace")[-2000:]
+            )
+        time.sleep(0.1)
+    raise RuntimeError(
+        f"server did not say its port within {READY_TIMEOUT_S:.0f} s: "
+        + server.log.read_text(errors="replace")[-2000:]
+    )
 
 
 def _wait_ready(server: ServerProcess, *, spark: bool) -> None:

@@ -28,6 +28,9 @@ log = logging.getLogger("spark_destination.server")
 
 # Logged once a prewarmed server's Spark runs (tools wait for it).
 SPARK_READY: Final = "Spark is ready"
+# The log line that says where the server listens, with the port bound (``--port 0``: the
+# one the system chose; ``local_services.server_process`` reads it).
+LISTENING: Final = "spark-destination listening on"
 # Fivetran's documented maximum message size, both directions.
 MAX_MESSAGE_BYTES: Final = 128 * 1024 * 1024
 
@@ -92,7 +95,7 @@ def run_server(
         log.error("%s", exc)
         return 1
     server.start()
-    log.info("spark-destination listening on %s", listening_on(host, bound))
+    log.info("%s %s", LISTENING, listening_on(host, bound))
     if prewarm:
         threading.Thread(
             target=_prewarm, args=(engine, warm_writes), name="prewarm", daemon=True
