@@ -121,6 +121,34 @@ def test_a_missing_permission_is_named_by_its_action(
     assert who.secret_key not in message
 
 
+@pytest.mark.parametrize("catalog_kind", ["hive_s3"], indirect=True)
+def test_a_write_the_bucket_refuses_is_a_task_and_changes_nothing(
+    dest: Destination, lake: Lake, s3_store: ObjectStore
+) -> None:
+    """A permission the bucket refuses is the user's to fix: a task naming the table (never a
+    gRPC error Fivetran would retry for ever), the table as it was, the server serving on."""
+    _ok(dest.create("t", COLUMNS))
+    _ok(dest.write("t", COLUMNS, replace=[dest.write_file(HEADER, [["1", "a", "1"]])]))
+    before = Counter(tuple(r.values()) for r in lake.rows(dest.schema, "t"))
+    who = s3_store.identities[READ_ONLY]
+    refused = Destination(
+        stub=dest.stub,
+        workdir=dest.workdir,
+        configuration={
+            **dest.configuration,
+            "s3_access_key_id": who.access_key,
+            "s3_secret_access_key": who.secret_key,
+        },
+        schema=dest.schema,
+    )
+    batch = dest.write_file(HEADER, [["2", "b", "2"]])
+    response = refused.write("t", COLUMNS, replace=[batch])
+    assert response.WhichOneof("response") == "task", response
+    assert "'t'" in response.task.message and who.secret_key not in response.task.message
+    assert Counter(tuple(r.values()) for r in lake.rows(dest.schema, "t")) == before
+    _ok(dest.write("t", COLUMNS, replace=[batch]))
+
+
 def test_the_hadoop_catalog_on_s3_is_refused_naming_the_catalogs_to_use(
     dest: Destination, s3_store: ObjectStore
 ) -> None:
