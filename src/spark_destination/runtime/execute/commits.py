@@ -2,9 +2,10 @@
 
 Iceberg's Spark writes (MERGE, INSERT, DELETE, UPDATE, CREATE/REPLACE TABLE AS SELECT) copy the
 entries of ``org.apache.iceberg.spark.CommitMetadata``'s thread-local map into the summary of the
-snapshot they commit. PySpark pins each Python thread to one JVM thread, so a request's thread
-sets that map (through reflection: the public setter wants a Java ``Callable``) around each
-statement, and every snapshot the request makes says:
+snapshot they commit. PySpark pins each Python thread to one JVM thread, so each statement runs
+inside Iceberg's public ``CommitMetadata.withCommitProperties`` (its body a Python ``Callable``
+the JVM calls back on that thread: ``with_commit_properties``), and every snapshot the request
+makes says:
 
 - ``spark-destination.request-id``: one id per request (a retried request gets a new one);
 - ``spark-destination.step``: which statement of the request's plan made it;
@@ -28,13 +29,12 @@ statements (``CommitTrail``).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.table_loader import spark_table
@@ -59,7 +59,8 @@ STARTED_AT_MS: Final = SUMMARY_PREFIX + "started-at-ms"
 FLUSH_ID: Final = SUMMARY_PREFIX + "flush-id"
 
 _COMMIT_METADATA_CLASS: Final = "org.apache.iceberg.spark.CommitMetadata"
-_COMMIT_METADATA_FIELD: Final = "COMMIT_PROPERTIES"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,38 +93,59 @@ def row_counts(replaced: int, updated: int, deleted: int) -> dict[str, str]:
     }
 
 
-def _thread_local(session: SparkSession) -> Any:
-    """Iceberg's ``CommitMetadata.COMMIT_PROPERTIES`` (a ``ThreadLocal``), found once per JVM."""
+class _Call:
+    """A Java ``Callable`` run by the JVM on the request's own thread (py4j's pinned threads
+    call back into Python on the connection the call came from, and what the callback sends
+    back runs on that JVM thread). It keeps the body's result or exception for the caller, so
+    that a failure reaches it as it was raised, with its Java classes, not wrapped by py4j."""
 
-    def find() -> Any:
-        thread = java_class(session, "java.lang.Thread")
-        loader = thread.currentThread().getContextClassLoader()
-        cls = java_class(session, "java.lang.Class").forName(_COMMIT_METADATA_CLASS, True, loader)
-        declared = cls.getDeclaredField(_COMMIT_METADATA_FIELD)
-        declared.setAccessible(True)
-        return declared.get(None)
+    def __init__(self, body: Callable[[], Any]) -> None:
+        self.body = body
+        self.result: Any = None
+        self.error: Exception | None = None
 
-    return per_jvm(session, "commit properties", find)
+    def call(self) -> None:
+        try:
+            self.result = self.body()
+        except Exception as exc:  # noqa: BLE001 - raised again by ``with_commit_properties``
+            self.error = exc
+
+    class Java:
+        implements: Final = ["java.util.concurrent.Callable"]
 
 
-@contextlib.contextmanager
-def commit_properties(session: SparkSession, entries: Mapping[str, str]) -> Iterator[None]:
-    """Iceberg writes ``entries`` into the summary of every snapshot this thread commits in
-    the body (Spark writes only: metadata-only commits have no summary)."""
+def _callbacks(session: SparkSession) -> Any:
+    """Iceberg's ``CommitMetadata``, once py4j's callback server runs (once per JVM)."""
+
+    def start() -> Any:
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        ensure_callback_server_started(session.sparkContext._gateway)  # type: ignore[no-untyped-call]
+        return java_class(session, _COMMIT_METADATA_CLASS)
+
+    return per_jvm(session, "commit metadata", start)
+
+
+def with_commit_properties(
+    session: SparkSession, entries: Mapping[str, str], body: Callable[[], T]
+) -> T:
+    """``body()``, with ``entries`` in the summary of every snapshot it commits (Spark writes
+    only: metadata-only commits have no summary), through Iceberg's public
+    ``CommitMetadata.withCommitProperties``."""
     try:
-        local = _thread_local(session)
-        summary = java_class(session, "java.util.HashMap")()
+        commit_metadata = _callbacks(session)
+        properties = java_class(session, "java.util.HashMap")()
         for key, value in entries.items():
-            summary.put(key, value)
-        local.set(summary)
+            properties.put(key, value)
+        raised = java_class(session, "java.lang.Class").forName("java.lang.RuntimeException")
     except Exception as exc:  # noqa: BLE001 - the commit runs; only its summary is poorer
         _warn_once(f"commits carry no request identity ({type(exc).__name__})")
-        yield
-        return
-    try:
-        yield
-    finally:
-        local.set(java_class(session, "java.util.HashMap")())
+        return body()
+    call = _Call(body)
+    commit_metadata.withCommitProperties(properties, call, raised)
+    if call.error is not None:
+        raise call.error
+    return call.result  # type: ignore[no-any-return]
 
 
 _warned: set[str] = set()

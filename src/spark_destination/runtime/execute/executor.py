@@ -588,8 +588,7 @@ class Executor:
         entries = {} if current is None else current.entries
 
         def committed() -> list[tuple[Any, ...]]:
-            with commits.commit_properties(self._session, entries):
-                rows = run()
+            rows = commits.with_commit_properties(self._session, entries, run)
             if current is not None and current.table is not None:
                 faults.committed(current.index, current.table.name)
             return rows
