@@ -16,6 +16,7 @@ import pytest
 from spark_destination.replay.client import DestinationClient, response_outcome
 from spark_destination.replay.input_files import TesterSession as Session
 from spark_destination.replay.run import run_step
+from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
@@ -398,10 +399,6 @@ def test_bad_requests_answer_a_task_and_change_nothing(dest: Destination, lake: 
     assert after == before
 
 
-class Boom(RuntimeError):
-    pass
-
-
 def fail_once(monkeypatch: pytest.MonkeyPatch, step: str) -> list[str]:
     """Make the first statement whose summary starts with ``step`` fail (after the earlier
     steps of the request ran); returns the log of failed summaries."""
@@ -411,7 +408,7 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, step: str) -> list[str]:
     def sql(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
         if what.startswith(step) and not failed:
             failed.append(what)
-            raise Boom(what)
+            raise faults.InjectedFault(what)
         return original(self, text, what=what, **kwargs)
 
     monkeypatch.setattr(Executor, "sql", sql)
