@@ -144,7 +144,7 @@ def unavailable(call: Callable[[], Any]) -> grpc.RpcError:
 @pytest.mark.parametrize(
     ("cls", "said"),
     [
-        ("org.apache.iceberg.exceptions.CommitFailedException", "other writers committed"),
+        ("org.apache.iceberg.exceptions.CommitFailedException", "commit race lost"),
         ("java.net.ConnectException", "did not answer"),
         # Matched through its superclass (SocketException), as HTTP clients' own subclasses.
         ("java.net.PortUnreachableException", "did not answer"),

@@ -1,4 +1,5 @@
-"""Spark's failures as one line the user and the logs may see: never a row value.
+"""Spark's failures as one line the user and the logs may see, never a row value, and as the
+error class that says whether Fivetran should retry (``spark_failure``, ``gave_up_error``).
 
 Spark's messages for bad values quote the value (``The value 'abc' of the type ...``), and a
 message that prints part of a plan can show bound keys as bare literals, so only the error class
@@ -77,8 +78,8 @@ def gave_up_error(what: str, gave_up: transient.GaveUp, described: str) -> Execu
     match gave_up.trouble:
         case Trouble.RACE:
             return CommitRaceLostError(
-                f"{what} failed: other writers committed to the table before each attempt "
-                f"({spent}): {described}"
+                f"{what} failed transiently on every attempt (a commit race lost to other "
+                f"writers, or shuffle data lost with an executor; {spent}): {described}"
             )
         case Trouble.UNAVAILABLE:
             return ServiceUnavailableError(
