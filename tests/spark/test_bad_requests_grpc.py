@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from spark_destination.core.names import RESERVED_PREFIX
+from spark_destination.core.names import OWN_PREFIX, RESERVED_PREFIX
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.bad_input import (
@@ -209,7 +209,7 @@ def _tables(lake: Lake, schema: str) -> set[str]:
         return set()
     # The destination's own tables (deferred mode's intermediate tables) are no Fivetran table.
     shown = session.sql(f"SHOW TABLES IN {lake.catalog}.{schema}").collect()
-    return {r.tableName for r in shown if not r.tableName.startswith(RESERVED_PREFIX)}
+    return {r.tableName for r in shown if not r.tableName.startswith((OWN_PREFIX, RESERVED_PREFIX))}
 
 
 @pytest.mark.parametrize("name", list(REQUEST_CASES))

@@ -24,6 +24,9 @@ from tests.support.destination import CATALOGS, Destination, Lake, column
 
 pytestmark = [
     pytest.mark.spark,
+    # The restore does not depend on the write mode; the steps these tests count are merge
+    # mode's (deferred mode's AlterTable first flushes the pending rows).
+    pytest.mark.one_write_mode,
     pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
 ]
 

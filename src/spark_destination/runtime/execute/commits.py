@@ -101,10 +101,12 @@ class _Call:
 
     def __init__(self, body: Callable[[], Any]) -> None:
         self.body = body
+        self.ran = False
         self.result: Any = None
         self.error: Exception | None = None
 
     def call(self) -> None:
+        self.ran = True
         try:
             self.result = self.body()
         except Exception as exc:  # noqa: BLE001 - raised again by ``with_commit_properties``
@@ -142,7 +144,14 @@ def with_commit_properties(
         _warn_once(f"commits carry no request identity ({type(exc).__name__})")
         return body()
     call = _Call(body)
-    commit_metadata.withCommitProperties(properties, call, raised)
+    try:
+        commit_metadata.withCommitProperties(properties, call, raised)
+    except Exception as exc:
+        if call.ran:
+            raise
+        # The JVM could not call back (no callback server in this process): run it as is.
+        _warn_once(f"commits carry no request identity ({type(exc).__name__})")
+        return body()
     if call.error is not None:
         raise call.error
     return call.result  # type: ignore[no-any-return]
