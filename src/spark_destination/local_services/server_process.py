@@ -148,6 +148,14 @@ def server_process(
         server.stop()
 
 
+def _check_running(server: ServerProcess) -> None:
+    if server.process.poll() is not None:
+        raise RuntimeError(
+            f"server exited with code {server.process.returncode} before serving: "
+            + server.log.read_text(errors="replace")[-2000:]
+        )
+
+
 def _bound_port(server: ServerProcess, offset: int) -> int:
     """The port the server says it bound, from its log past ``offset``."""
     deadline = time.monotonic() + READY_TIMEOUT_S
@@ -157,11 +165,7 @@ def _bound_port(server: ServerProcess, offset: int) -> int:
             found = _BOUND_PORT.search(log.read().decode(errors="replace"))
         if found:
             return int(found.group(1))
-        if server.process.poll() is not None:
-            raise RuntimeError(
-                f"server exited with code {server.process.returncode} before serving: "
-                + server.log.read_text(errors="replace")[-2000:]
-            )
+        _check_running(server)
         time.sleep(0.1)
     raise RuntimeError(
         f"server did not say its port within {READY_TIMEOUT_S:.0f} s: "
@@ -173,11 +177,7 @@ def _wait_ready(server: ServerProcess, *, spark: bool) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     answering = False
     while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(
-                f"server exited with code {server.process.returncode} before serving: "
-                + server.log.read_text(errors="replace")[-2000:]
-            )
+        _check_running(server)
         if not answering:
             with grpc.insecure_channel(server.address) as channel:
                 try:

@@ -244,7 +244,8 @@ def state_of(table: Any, *, request_id: str | None = None) -> TableState:
         summary = current.summary()
         found = summary.get(REQUEST_ID)
         snapshot_request = None if found is None else str(found)
-        folding = _folding(summary, request_id)
+        if snapshot_request == request_id:
+            folding = _folding(summary)
     return TableState(
         location=str(location),
         snapshot=None if current is None else int(current.snapshotId()),
@@ -254,10 +255,8 @@ def state_of(table: Any, *, request_id: str | None = None) -> TableState:
     )
 
 
-def _folding(summary: Any, request_id: str) -> DeleteFolding | None:
+def _folding(summary: Any) -> DeleteFolding:
     """From a snapshot's summary (a Java map: only the entries needed are fetched)."""
-    if summary.get(REQUEST_ID) != request_id:
-        return None
 
     def count(key: str) -> int:
         value = str(summary.get(key) or "0")

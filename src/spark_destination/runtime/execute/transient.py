@@ -97,28 +97,8 @@ class GaveUp(Exception):
         self.error, self.trouble, self.retries, self.seconds = error, trouble, retries, seconds
 
 
-def java_classes(exc: BaseException) -> Iterator[str]:
-    """The Java class names in the cause chain of a py4j / PySpark exception, each cause's
-    own class first, then its superclasses."""
-    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
-    depth = 0
-    while java is not None and depth < _MAX_DEPTH:
-        try:
-            cls: Any = java.getClass()
-            for _ in range(_MAX_DEPTH):
-                if cls is None:
-                    break
-                yield str(cls.getName())
-                cls = cls.getSuperclass()
-            cause: Any = java.getCause()
-        except Exception:  # the JVM is gone, or not a Java throwable
-            return
-        if cause is None or cause == java:
-            return
-        java, depth = cause, depth + 1
-
-
 def _java_causes(exc: BaseException) -> Iterator[Any]:
+    """The Java throwables of a py4j / PySpark exception's cause chain, outermost first."""
     java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     for _ in range(_MAX_DEPTH):
         if java is None:
@@ -131,6 +111,21 @@ def _java_causes(exc: BaseException) -> Iterator[Any]:
         if cause is None or cause == java:
             return
         java = cause
+
+
+def java_classes(exc: BaseException) -> Iterator[str]:
+    """The Java class names in the cause chain of a py4j / PySpark exception, each cause's
+    own class first, then its superclasses."""
+    for java in _java_causes(exc):
+        try:
+            cls: Any = java.getClass()
+            for _ in range(_MAX_DEPTH):
+                if cls is None:
+                    break
+                yield str(cls.getName())
+                cls = cls.getSuperclass()
+        except Exception:  # the JVM is gone
+            return
 
 
 def failure_classes(exc: BaseException) -> set[str]:
