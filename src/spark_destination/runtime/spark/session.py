@@ -48,6 +48,15 @@ if TYPE_CHECKING:
 
 APP_NAME = "spark-destination"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+# Delta Lake in the same JVM: its SQL extension beside Iceberg's, and its catalog as Spark's
+# session catalog (DeltaCatalog works only there). Iceberg keeps its own catalog name, so
+# ``lake.db.t`` is Iceberg and ``spark_catalog.db.t`` is Delta (or a plain Spark table).
+DELTA_EXTENSIONS: Final = "io.delta.sql.DeltaSparkSessionExtension"
+SESSION_CATALOG: Final = "spark_catalog"
+SESSION_CATALOG_CONF: Final = f"spark.sql.catalog.{SESSION_CATALOG}"
+DELTA_CATALOG_CLASS: Final = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+# Where the session catalog puts a managed table: ``<dir>/<schema>.db/<table>``.
+SESSION_WAREHOUSE_CONF: Final = "spark.sql.warehouse.dir"
 
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
@@ -90,6 +99,10 @@ class SparkSettings:
     # except the shuffle partitions, which an operator may set per request.
     extra_conf: tuple[tuple[str, str], ...] = ()
     shuffle_partitions: int = FEWEST_SHUFFLE_PARTITIONS
+    # Delta Lake beside Iceberg in this JVM (``DELTA_EXTENSIONS``): Delta's jars, extension
+    # and session catalog, its managed tables under the warehouse when that is local. On by
+    # default: ``table_format`` is a request's setting, and the JVM starts before any request.
+    delta: bool = True
 
     def __post_init__(self) -> None:
         if not self.master.strip():
@@ -108,6 +121,7 @@ class SparkSettings:
             )
         object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
         needed = {JarGroup.ICEBERG} | ({JarGroup.S3} if self.s3 is not None else set())
+        needed |= {JarGroup.DELTA} if self.delta else set()
         object.__setattr__(self, "jar_groups", self.jar_groups | needed)
         if isinstance(self.shuffle_partitions, bool) or not (
             isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
@@ -154,6 +168,7 @@ _RESERVED_KEYS = frozenset(
         "spark.jars",
         "spark.jars.packages",
         "spark.sql.extensions",
+        SESSION_CATALOG_CONF,
         "spark.sql.defaultCatalog",
         "spark.sql.session.timeZone",
         "spark.sql.ansi.enabled",
@@ -194,6 +209,25 @@ def _jar_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     return (("spark.jars", ",".join(str(jar) for jar in jars)), *resolved)
 
 
+def extensions(settings: SparkSettings) -> str:
+    """``spark.sql.extensions``: Iceberg's, and Delta's before it when Delta is on."""
+    # Delta's first: with Iceberg's first, Iceberg's rewrite of UPDATE took a Delta table for
+    # its own and failed (scala.MatchError on DeltaTableV2); in this order UPDATE, DELETE and
+    # MERGE ran on tables of both formats in one session.
+    return ",".join((*((DELTA_EXTENSIONS,) if settings.delta else ()), ICEBERG_EXTENSIONS))
+
+
+def _delta_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
+    if not settings.delta:
+        return ()
+    conf = [(SESSION_CATALOG_CONF, DELTA_CATALOG_CLASS)]
+    local = settings.catalog_spec.local_warehouse
+    if local is not None:
+        # Spark's default is ./spark-warehouse, wherever the server happened to start.
+        conf.append((SESSION_WAREHOUSE_CONF, str(local)))
+    return tuple(conf)
+
+
 def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     """Every setting ``build_session`` passes to the builder, in order."""
     conf: list[tuple[str, str]] = [
@@ -203,8 +237,9 @@ def session_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
         # only here: after start-up it cannot change.
         ("spark.driver.memory", settings.driver_memory),
         *_jar_conf(settings),
-        ("spark.sql.extensions", ICEBERG_EXTENSIONS),
+        ("spark.sql.extensions", extensions(settings)),
         *settings.catalog_spec.conf(),
+        *_delta_conf(settings),
         # A named SparkCatalog (not spark_catalog): namespaces and table lists persist in the
         # warehouse, and unqualified ``db.t`` resolves to it.
         ("spark.sql.defaultCatalog", settings.catalog),
@@ -544,6 +579,8 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
     live_jars, wanted_jars = _live_jar_source(conf), _requested_jar_source(settings)
     if live_jars != wanted_jars:
         problems.append(f"Iceberg jars are {live_jars}, requested {wanted_jars}")
+    if settings.delta and DELTA_EXTENSIONS not in (conf.get("spark.sql.extensions") or ""):
+        problems.append("it started without Delta Lake's extension")
     absent = settings.jar_groups - jar_groups_of(session)
     if absent:
         problems.append(
