@@ -23,7 +23,13 @@ from spark_destination.dialects.registry import DIALECTS
 from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form, Statement
 from spark_destination.engine.preview import checked
-from spark_destination.planner.ir import CreateNamespaceOp, Op, SetLayoutOp, TableRef
+from spark_destination.planner.ir import (
+    CreateNamespaceOp,
+    Op,
+    SetLayoutOp,
+    SetPrimaryKeyOp,
+    TableRef,
+)
 from spark_destination.planner.tables import check_names
 
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[2] / "snapshots"
@@ -80,14 +86,22 @@ def rendered(op: Op, dialect: str) -> tuple[Statement, ...]:
 
 # The ops a dialect renders no statement for, with why: their golden says so instead of being
 # empty, and any other op that renders nothing fails its golden test.
+_NO_LAYOUT = (
+    "Delta tables get no configured layout, so this op is never planned for Delta "
+    "(Target.lays_out_tables is false). Maintenance clusters a Delta table's files by its "
+    "key with OPTIMIZE ... ZORDER BY (snapshots/maintain); liquid clustering "
+    "(ALTER TABLE ... CLUSTER BY), Databricks' other way, cannot be combined with ZORDER "
+    "BY, so the destination does not use it."
+)
 RENDERS_NOTHING: dict[tuple[type[Op], str], str] = {
-    (SetLayoutOp, "databricks_delta"): (
-        "Delta tables get no configured layout, so this op is never planned for Delta "
-        "(Target.lays_out_tables is false). Maintenance clusters a Delta table's files by its "
-        "key with OPTIMIZE ... ZORDER BY (snapshots/maintain); liquid clustering "
-        "(ALTER TABLE ... CLUSTER BY), Databricks' other way, cannot be combined with ZORDER "
-        "BY, so the destination does not use it."
+    (SetLayoutOp, "spark_delta"): _NO_LAYOUT,
+    (SetPrimaryKeyOp, "spark_delta"): (
+        "Delta Lake outside Databricks has no primary-key DDL (ADD CONSTRAINT ... PRIMARY KEY "
+        "does not parse, SET NOT NULL on a nullable column fails): the key lives in the "
+        "table's fivetran.columns property, which the same plan sets (snapshots/"
+        "set_identifier_fields/databricks_delta.sql is the Databricks form)."
     ),
+    (SetLayoutOp, "databricks_delta"): _NO_LAYOUT,
 }
 
 

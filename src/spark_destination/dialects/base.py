@@ -137,6 +137,9 @@ class KeyStyle(enum.Enum):
     # Delta on Databricks: an informational ``PRIMARY KEY`` constraint (drop, make the key's
     # columns NOT NULL, then add).
     PRIMARY_KEY_CONSTRAINT = ("drop_primary_key", "set_not_null", "add_primary_key")
+    # Delta Lake outside Databricks has no primary-key DDL: the key lives only in the
+    # destination's column metadata (``planner.metadata``), which every key change rewrites.
+    COLUMN_METADATA = ()
 
     @property
     def templates(self) -> tuple[str, ...]:

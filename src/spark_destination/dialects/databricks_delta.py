@@ -40,6 +40,17 @@ from spark_destination.planner.target import Maintenance
 # Unity Catalog's refused characters in catalog, schema and table names.
 UNITY_CATALOG_REFUSED: Final = frozenset({".", " ", "/", "\x7f", *map(chr, range(0x20))})
 
+# The properties every Delta table gets, on Databricks and elsewhere.
+DELTA_TABLE_PROPERTIES: Final = (
+    # Renames and drops are metadata-only, and column names may hold spaces and other
+    # characters Parquet refuses (Delta column mapping, reader 2 / writer 5).
+    ("delta.columnMapping.mode", "name"),
+    # MERGE, UPDATE and DELETE mark rows instead of rewriting files (merge-on-read).
+    ("delta.enableDeletionVectors", "true"),
+    # TIMESTAMP_NTZ columns added later need the table feature enabled up front.
+    ("delta.feature.timestampNtz", "supported"),
+)
+
 DATABRICKS_DELTA: Final = Dialect(
     name="databricks_delta",
     table_format="Delta",
@@ -58,15 +69,10 @@ DATABRICKS_DELTA: Final = Dialect(
         commands=frozenset({"show_namespaces", "optimize", "vacuum", "table_health"}),
     ),
     table_properties=(
-        # Renames and drops are metadata-only, and column names may hold spaces and other
-        # characters Parquet refuses (Delta column mapping, reader 2 / writer 5).
-        ("delta.columnMapping.mode", "name"),
-        # MERGE, UPDATE and DELETE mark rows instead of rewriting files (merge-on-read).
-        ("delta.enableDeletionVectors", "true"),
+        *DELTA_TABLE_PROPERTIES[:2],
         # ALTER COLUMN ... TYPE widens in place (Databricks Runtime 15.4 LTS and above).
         ("delta.enableTypeWidening", "true"),
-        # TIMESTAMP_NTZ columns added later need the table feature enabled up front.
-        ("delta.feature.timestampNtz", "supported"),
+        *DELTA_TABLE_PROPERTIES[2:],
     ),
     # Delta has SMALLINT (and every other type Spark declares); NAIVE_TIME is text.
     type_names=SPARK_TYPE_NAMES,

@@ -239,5 +239,7 @@ def _set_primary_key(r: Renderer, op: SetPrimaryKeyOp) -> tuple[Statement, ...]:
             )
             add = r.statement(op, r.template("add_primary_key", context), summary)
             return (drop, *not_null, add)
+        case KeyStyle.COLUMN_METADATA:
+            return ()
         case _:
             assert_never(r.dialect.key_style)

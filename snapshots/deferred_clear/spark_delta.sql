@@ -1,0 +1,3 @@
+DELETE FROM `lake`.`sales`.`sd__pending__orders`
+WHERE
+  `__sd_seq` <= :sd_flush_high

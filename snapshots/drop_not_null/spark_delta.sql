@@ -1,0 +1,1 @@
+-- refused before anything runs: schema name 'my-schema.v2' holds '.', which the catalog refuses in names (spark_delta)

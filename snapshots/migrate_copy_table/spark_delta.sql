@@ -1,0 +1,27 @@
+-- 1. create table 'orders_copy'
+CREATE TABLE `lake`.`sales`.`orders_copy` (
+  `id` INT NOT NULL,
+  `amount` DECIMAL(10, 2),
+  `n` SMALLINT,
+  `desc` STRING,
+  `_fivetran_synced` TIMESTAMP,
+  `_fivetran_deleted` BOOLEAN
+)
+USING DELTA
+TBLPROPERTIES (
+  'delta.columnMapping.mode'='name',
+  'delta.enableDeletionVectors'='true',
+  'delta.feature.timestampNtz'='supported',
+  'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'
+);
+
+-- 2. copy the rows of 'orders' into 'orders_copy'
+INSERT OVERWRITE TABLE `lake`.`sales`.`orders_copy`
+SELECT
+  `id`,
+  `amount`,
+  `n`,
+  `desc`,
+  `_fivetran_synced`,
+  `_fivetran_deleted`
+FROM `lake`.`sales`.`orders`;

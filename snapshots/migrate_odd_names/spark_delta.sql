@@ -1,0 +1,1 @@
+-- refused before anything runs: table name 'order `items`' holds ' ', which the catalog refuses in names (spark_delta)

@@ -1,0 +1,4 @@
+-- spark_delta renders no statement for SetPrimaryKeyOp: Delta Lake outside Databricks has no
+-- primary-key DDL (ADD CONSTRAINT ... PRIMARY KEY does not parse, SET NOT NULL on a nullable
+-- column fails): the key lives in the table's fivetran.columns property, which the same plan sets
+-- (snapshots/set_identifier_fields/databricks_delta.sql is the Databricks form).

@@ -1,0 +1,5 @@
+-- spark_delta renders no statement for SetLayoutOp: Delta tables get no configured layout, so this
+-- op is never planned for Delta (Target.lays_out_tables is false). Maintenance clusters a Delta
+-- table's files by its key with OPTIMIZE ... ZORDER BY (snapshots/maintain); liquid clustering
+-- (ALTER TABLE ... CLUSTER BY), Databricks' other way, cannot be combined with ZORDER BY, so the
+-- destination does not use it.

@@ -1,0 +1,1 @@
+DESCRIBE DETAIL `lake`.`my-schema`.`order-``items``-2024`

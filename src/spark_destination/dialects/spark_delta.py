@@ -1,0 +1,45 @@
+"""Delta Lake on Apache Spark (delta-spark 3.3 beside Iceberg in this server's JVM): executed.
+
+The same SQL as ``databricks_delta`` (Databricks runs Spark's SQL engine on Delta) wherever
+open-source Delta takes it; its own answers where it does not. Each difference was measured
+on delta-spark 3.3.2 with pyspark 3.5 (``tests/spark/test_delta.py`` runs each statement):
+
+- no in-place type change: ``ALTER COLUMN … TYPE`` failed with
+  ``DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP`` for INT to BIGINT and for DECIMAL(10, 2) to
+  DECIMAL(12, 2), with ``delta.enableTypeWidening`` set, so every type change rewrites the
+  table (Databricks widens in place);
+- no primary-key DDL: ``ADD CONSTRAINT … PRIMARY KEY`` does not parse (a Unity Catalog
+  feature), and ``ALTER COLUMN … SET NOT NULL`` on a nullable column fails ("Cannot change
+  nullable column to non-nullable"); the key lives in the destination's column metadata
+  (``KeyStyle.COLUMN_METADATA``), as DescribeTable reads it back;
+- no ``VARCHAR(n)`` length check on writes: Databricks enforces the length, Delta OSS keeps
+  the declared type as STRING, so string lengths are not declared;
+- table names are those of Spark's session catalog, which keeps them in lower case; the
+  names Unity Catalog refuses are refused here too, so both Delta dialects take the same
+  names and a table's folder under the warehouse is its name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from spark_destination.dialects.base import KeyStyle
+from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA, DELTA_TABLE_PROPERTIES
+
+SPARK_DELTA: Final = dataclasses.replace(
+    DATABRICKS_DELTA,
+    name="spark_delta",
+    # Spark's own SQL: printed and parsed back as Spark's (CAST stays a strict cast under
+    # ANSI mode, which the session turns on).
+    sqlglot_dialect="spark",
+    table_properties=DELTA_TABLE_PROPERTIES,
+    widenings=frozenset(),
+    decimal_widening=None,
+    key_style=KeyStyle.COLUMN_METADATA,
+    # Nothing to change: no constraint and no NOT NULL is needed for a key column.
+    changes_key_in_place=True,
+    string_lengths=False,
+    executable=True,
+    missing="",
+)
