@@ -106,6 +106,7 @@ def test_a_first_time_user_sees_the_few_fields_a_sync_needs() -> None:
     assert top == [
         "storage",
         "warehouse",
+        "table_format",
         "write_mode",
         "catalog_type",
         "bad_value_policy",

@@ -110,6 +110,16 @@ class WriteMode(enum.StrEnum):
     DEFERRED = "deferred"
 
 
+class TableFormat(enum.StrEnum):
+    """The open table format the destination's tables are written in."""
+
+    # Apache Iceberg, in the configured catalog.
+    ICEBERG = "iceberg"
+    # Delta Lake (delta-spark in the same JVM), in Spark's session catalog, one folder per
+    # table under the warehouse.
+    DELTA = "delta"
+
+
 class CatalogType(enum.StrEnum):
     HADOOP = "hadoop"
     REST = "rest"
@@ -313,6 +323,15 @@ class DestinationConfig:
         "could only disagree with the files Fivetran sends.",
         kind=FormKind.DROPDOWN,
         server_only=True,
+    )
+    table_format: TableFormat = setting(
+        TableFormat.ICEBERG,
+        parse=parsers.choice(TableFormat),
+        label="Table format",
+        description="iceberg: Apache Iceberg tables in the configured catalog. delta: Delta "
+        "Lake tables, one folder per table under a local or shared-mount warehouse, with the "
+        "hadoop catalog type.",
+        kind=FormKind.DROPDOWN,
     )
     write_mode: WriteMode = setting(
         WriteMode.MERGE,

@@ -25,6 +25,7 @@ from spark_destination.core.config import (
     CatalogType,
     DestinationConfig,
     Storage,
+    TableFormat,
     WriteMode,
     parse_config,
 )
@@ -53,6 +54,7 @@ from spark_destination.engine.auto_maintenance import MaintenanceScheduler, fold
 from spark_destination.engine.deferred import DeferredWrites, PendingRows
 from spark_destination.engine.earlier_names import EARLIER_PENDING_PREFIX, EarlierNames
 from spark_destination.engine.planning import changes_table_of, plan_change
+from spark_destination.engine.table_format import OTHER_DIALECTS, catalog_of, check_table_format
 from spark_destination.planner.catalog_probe import ProbeStep, plan_catalog_probe
 from spark_destination.planner.ir import (
     ListNamespacesOp,
@@ -88,6 +90,7 @@ from spark_destination.runtime.execute.storage_probe import PROBE_FOLDER, probe_
 from spark_destination.runtime.execute.table_layout import stored_layout
 from spark_destination.runtime.execute.table_loader import spark_table
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
+from spark_destination.runtime.spark.delta_tables import attach as attach_delta_tables
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
 
 if TYPE_CHECKING:
@@ -160,6 +163,7 @@ class Engine:
         # The rules between keys (catalog, warehouse, storage, credentials) hold before
         # anything runs: a request, or the settings test, fails naming them.
         settings_for(config)
+        check_table_format(config)
         check_warehouse_allowed(config.warehouse, self._allowed_warehouses)
         return config
 
@@ -196,6 +200,8 @@ class Engine:
         ``retries``: the request's retry budget when it plans more than once."""
         _claim_warehouse(config)  # one server process per warehouse
         session = self._sessions.for_request(config)
+        if config.table_format is TableFormat.DELTA:
+            attach_delta_tables(session, settings_for(config).catalog_spec.warehouse)
         # Jobs of concurrent requests share the cluster fairly: each request thread submits to
         # its own FAIR scheduler pool (pools are created on first use; the thread names of
         # the server's bounded worker pool keep their number bounded).
@@ -241,7 +247,8 @@ class Engine:
         # Loading the catalog validates its settings and reads the warehouse; a one-row job
         # proves executors run. (The catalog API's setCurrentCatalog is not used: called from
         # a gRPC worker thread it resolves catalogs against another session's settings.)
-        executor.run(self._render(Plan(ops=(ListNamespacesOp(catalog=config.catalog),))))
+        listing = Plan(ops=(ListNamespacesOp(catalog=catalog_of(config)),))
+        executor.run(self._render(listing, config))
         executor.session.range(1).count()
         from spark_destination.runtime.spark.hosts import executor_hosts, local_hosts
 
@@ -258,13 +265,13 @@ class Engine:
         """Prove the catalog takes the commits a sync makes (``planner.catalog_probe``): create,
         lock, alter and drop a probe table; a refusal names the step and the setting."""
         config = self.config(configuration)
-        probe = plan_catalog_probe(config.catalog, target=self._target(config))
+        probe = plan_catalog_probe(catalog_of(config), target=self._target(config))
         executor = self._executor(config, "setup test")
         spec = settings_for(config).catalog_spec
         try:
             for step, plan in probe.steps:
                 try:
-                    executor.run(self._render(plan))
+                    executor.run(self._render(plan, config))
                 except ExecutionError as exc:
                     raise ConfigurationError(
                         f"the {spec.describe()} cannot {step}, which every sync needs: {exc}"
@@ -277,7 +284,7 @@ class Engine:
                     probe_storage(executor.session, location, spec.s3, "data")
         finally:
             with contextlib.suppress(Exception):  # the table may be gone (or never made)
-                executor.run(self._render(probe.cleanup))
+                executor.run(self._render(probe.cleanup, config))
 
     def describe_table(
         self, configuration: Mapping[str, str], request: DescribeTableRequest
@@ -307,7 +314,7 @@ class Engine:
             lambda current: plan_change(
                 request,
                 current,
-                catalog=config.catalog,
+                catalog=catalog_of(config),
                 target=self._target(config),
                 layout_of=config.layout_of,
                 changes_table=changes_table_of(config),
@@ -333,14 +340,14 @@ class Engine:
             tables = {r.name: executor.describe(r) for r in refs}
             target = self._target(config)
             plan = with_layouts(
-                plan_migrate(request, tables, catalog=config.catalog, target=target),
+                plan_migrate(request, tables, catalog=catalog_of(config), target=target),
                 config.layout_of,
                 target,
             )
             if plan.noop_reason is not None:
                 return Result(summary=f"nothing to do: {plan.noop_reason}")
             with restored_on_failure(executor.session, refs, executor.trail):
-                outcome = executor.run(self._render(plan))
+                outcome = executor.run(self._render(plan, config))
             for ref in refs:  # a table dropped or renamed away: its intermediate table too
                 if executor.describe(ref) is None:
                     self._deferred.discard(executor, config, ref)
@@ -367,7 +374,7 @@ class Engine:
                     return Result(summary=f"nothing to do: {plan.noop_reason}")
                 try:
                     with restored_on_failure(executor.session, (ref,), executor.trail):
-                        outcome = executor.run(self._render(plan), batch)
+                        outcome = executor.run(self._render(plan, config), batch)
                 except CommitUncertainError as exc:
                     # Planned again from the table as it is now, within the request's budget.
                     what = f"{ref.schema}.{ref.name}"
@@ -437,10 +444,12 @@ class Engine:
         table named with the configuration's prefix."""
         config = self.config(configuration)
         session = self._executor(config).session
-        found = pending_tables(session, config.catalog, config.intermediate_table_prefix, schema)
+        found = pending_tables(
+            session, catalog_of(config), config.intermediate_table_prefix, schema
+        )
         if config.intermediate_table_prefix == DestinationConfig().intermediate_table_prefix:
             # Intermediate tables under the earlier default name may hold pending rows too.
-            earlier = pending_tables(session, config.catalog, EARLIER_PENDING_PREFIX, schema)
+            earlier = pending_tables(session, catalog_of(config), EARLIER_PENDING_PREFIX, schema)
             found = sorted(set(found) | set(earlier))
         return [
             (self._ref(config, name[0], name[1]), self.flush(configuration, *name))
@@ -498,8 +507,8 @@ class Engine:
         if described is None:
             raise InvalidRequestError(f"table {ref.schema!r}.{ref.name!r} does not exist")
         now = now or datetime.now(UTC)
-        current = self._current_layout(executor, ref)
-        health = self._health(ref)
+        current = self._current_layout(executor, ref, config)
+        health = self._health(ref, config)
         before = table_health(executor, health)
         target = self._target(config)
         snapshots = before.snapshot_state()
@@ -527,7 +536,7 @@ class Engine:
             snapshots=snapshots,
             files=files,
         )
-        report = run_maintenance(executor, ref, self._render(plan), health, before)
+        report = run_maintenance(executor, ref, self._render(plan, config), health, before)
         self._maintenance.reset(self._key(config, ref))
         return report
 
@@ -536,10 +545,13 @@ class Engine:
     ) -> TableLayout | None:
         """The layout ``schema.table`` has now (None: missing, or no layouts here)."""
         config = self.config(configuration)
-        return self._current_layout(self._executor(config), self._ref(config, schema, table))
+        ref = self._ref(config, schema, table)
+        return self._current_layout(self._executor(config), ref, config)
 
-    def _current_layout(self, executor: Executor, ref: TableRef) -> TableLayout | None:
-        style = self._dialect.layout
+    def _current_layout(
+        self, executor: Executor, ref: TableRef, config: DestinationConfig
+    ) -> TableLayout | None:
+        style = self._dialect_of(config).layout
         stored = stored_layout(executor.session, ref) if style is not None else None
         if style is None or stored is None:
             return None
@@ -549,7 +561,7 @@ class Engine:
         """The scheduler's job: between requests, under the table's lock."""
         with self._lock(config, ref):
             if not due:
-                health = table_health(self._executor(config), self._health(ref))
+                health = table_health(self._executor(config), self._health(ref, config))
                 if health.delete_files < config.maintenance_delete_files:
                     return
             self._maintain(config, ref, policy_for(config), None)
@@ -559,17 +571,21 @@ class Engine:
 
     def _ref(self, config: DestinationConfig, schema: str, table: str) -> TableRef:
         """The table a request names, as this engine's dialect and the catalog take names."""
-        return table_ref(config.catalog, schema, table, target=self._target(config))
+        return table_ref(catalog_of(config), schema, table, target=self._target(config))
+
+    def _dialect_of(self, config: DestinationConfig) -> Dialect:
+        """The dialect of the request's table format (``engine.table_format``)."""
+        return OTHER_DIALECTS.get(config.table_format, self._dialect)
 
     def _target(self, config: DestinationConfig) -> Dialect:
         """The dialect on the request's catalog (a Hive metastore refuses more names)."""
-        return self._dialect.for_catalog(config.catalog_type)
+        return self._dialect_of(config).for_catalog(config.catalog_type)
 
-    def _render(self, plan: Plan) -> RenderedPlan:
-        return render_plan(plan, self._dialect)
+    def _render(self, plan: Plan, config: DestinationConfig) -> RenderedPlan:
+        return render_plan(plan, self._dialect_of(config))
 
-    def _health(self, ref: TableRef) -> Statement:
-        (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)))
+    def _health(self, ref: TableRef, config: DestinationConfig) -> Statement:
+        (statement,) = self._render(Plan(ops=(TableHealthOp(table=ref),)), config)
         return statement
 
 

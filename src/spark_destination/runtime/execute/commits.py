@@ -29,15 +29,17 @@ statements (``CommitTrail``).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.execute.table_loader import spark_table
+from spark_destination.runtime.execute.table_loader import ICEBERG_SPARK_TABLE, spark_table
 from spark_destination.runtime.spark.java_values import java_class, java_list, java_map, per_jvm
 
 if TYPE_CHECKING:
@@ -128,6 +130,23 @@ def _callbacks(session: SparkSession) -> Any:
     return per_jvm(session, "commit metadata", start)
 
 
+# Delta's commit info takes one free-form text per commit, from this session setting.
+DELTA_USER_METADATA: Final = "spark.databricks.delta.commitInfo.userMetadata"
+
+
+@contextlib.contextmanager
+def delta_user_metadata(session: SparkSession, entries: Mapping[str, str]) -> Iterator[None]:
+    """Delta commits made meanwhile carry ``entries`` (the request's identity and counts,
+    never a value) as JSON in their commit info's ``userMetadata``, as Iceberg's snapshot
+    summaries do (``with_commit_properties``). The request's own session: no other request
+    sees it."""
+    session.conf.set(DELTA_USER_METADATA, json.dumps(dict(entries), sort_keys=True))
+    try:
+        yield
+    finally:
+        session.conf.unset(DELTA_USER_METADATA)
+
+
 def with_commit_properties(
     session: SparkSession, entries: Mapping[str, str], body: Callable[[], T]
 ) -> T:
@@ -213,7 +232,9 @@ class TableState:
 def iceberg_table(session: SparkSession, ref: TableRef) -> Any:
     """The Iceberg ``Table`` behind ``ref``, refreshed from the catalog; None if missing."""
     loaded = spark_table(session, ref)
-    if loaded is None or not hasattr(loaded, "table"):
+    # A Delta table has no Iceberg table (nor snapshots): its state is its version
+    # (``delta_restore``).
+    if loaded is None or str(loaded.getClass().getName()) != ICEBERG_SPARK_TABLE:
         return None
     table = loaded.table()
     table.refresh()

@@ -588,7 +588,8 @@ class Executor:
         entries = {} if current is None else current.entries
 
         def committed() -> list[tuple[Any, ...]]:
-            rows = commits.with_commit_properties(self._session, entries, run)
+            with commits.delta_user_metadata(self._session, entries):
+                rows = commits.with_commit_properties(self._session, entries, run)
             if current is not None and current.table is not None:
                 faults.committed(current.index, current.table.name)
             return rows

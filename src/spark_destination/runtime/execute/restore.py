@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.execute import commits
+from spark_destination.runtime.execute import commits, delta_restore
 from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
 from spark_destination.runtime.spark.java_values import java_list
@@ -75,7 +75,7 @@ def _operations(session: SparkSession, ref: TableRef) -> Any:
     """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog (refreshed:
     a catalog caches tables, and another writer may have committed since), or None."""
     loaded = spark_table(session, ref)
-    if loaded is None or not hasattr(loaded, "table"):
+    if loaded is None or delta_restore.is_delta(loaded):
         return None
     ops = loaded.table().operations()
     ops.refresh()
@@ -90,6 +90,9 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
     from pyspark.errors import PySparkException
 
     try:
+        loaded = spark_table(session, ref)
+        if delta_restore.is_delta(loaded):
+            return delta_restore.version_of(session, loaded)
         ops = _operations(session, ref)
         return None if ops is None else ops.current()
     except (Py4JError, PySparkException) as exc:
@@ -100,6 +103,11 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
 
 
 def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.CommitTrail) -> None:
+    loaded = spark_table(session, ref)
+    if isinstance(before, delta_restore.DeltaVersion) or delta_restore.is_delta(loaded):
+        delta_before = before if isinstance(before, delta_restore.DeltaVersion) else None
+        delta_restore.restore(session, ref, delta_before, loaded, trail.identity.request_id)
+        return
     ops = _operations(session, ref)
     if ops is None and before is None:
         return

@@ -1,0 +1,52 @@
+"""A request's table format: the dialect its SQL is rendered in, the Spark catalog its tables
+are named in, and the settings the format needs (checked before anything runs)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+from spark_destination.core.config import (
+    CatalogType,
+    DestinationConfig,
+    Storage,
+    TableFormat,
+    WriteMode,
+)
+from spark_destination.core.errors import ConfigurationError
+from spark_destination.core.parsers import is_uri
+from spark_destination.dialects.spark_delta import SPARK_DELTA
+from spark_destination.runtime.spark.session import SESSION_CATALOG
+
+# The executed dialect of each table format but Iceberg's (the engine is given that one).
+OTHER_DIALECTS: Final = MappingProxyType({TableFormat.DELTA: SPARK_DELTA})
+
+
+def catalog_of(config: DestinationConfig) -> str:
+    """The Spark catalog a request's tables are named in: Iceberg's own, or Spark's session
+    catalog, which Delta's catalog is (``runtime.spark.session``)."""
+    match config.table_format:
+        case TableFormat.ICEBERG:
+            return config.catalog
+        case TableFormat.DELTA:
+            return SESSION_CATALOG
+
+
+def check_table_format(config: DestinationConfig) -> None:
+    """Refuse settings the table format cannot work with, naming each."""
+    if config.table_format is not TableFormat.DELTA:
+        return
+    problems = []
+    if config.catalog_type is not CatalogType.HADOOP:
+        problems.append(
+            f"catalog_type {config.catalog_type.value} (Delta tables are registered in Spark's "
+            "session catalog, and found again in the warehouse folder: use hadoop)"
+        )
+    if config.storage is not Storage.LOCAL or is_uri(config.warehouse):
+        problems.append("a warehouse that is not a local or shared-mount path")
+    if config.write_mode is not WriteMode.MERGE:
+        problems.append(f"write_mode {config.write_mode.value} (Delta takes merge)")
+    if problems:
+        raise ConfigurationError(
+            "table_format delta does not work with " + "; ".join(problems) + " in this version"
+        )

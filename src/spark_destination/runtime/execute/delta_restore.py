@@ -1,0 +1,94 @@
+"""Put a Delta table a failed request touched back at the version before it, undoing only the
+request's own commits (``restore`` does the same for Iceberg).
+
+Every commit a statement makes carries the request's identity in its commit info
+(``commits.delta_user_metadata``). When a request fails, each Delta table it touched is put
+back with Delta's own ``RESTORE`` (``DeltaTable.restoreToVersion``, a new commit that
+re-adds the files of the version before), but only when every commit since that version
+carries the request's id: another writer's commit (an OPTIMIZE, an append) is never erased,
+and the table is then left for the request's retry to converge from. A table the failed
+request created is dropped, under the same rule.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute.table_loader import catalog_and_identifier
+from spark_destination.runtime.spark.java_values import java_class
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+# Delta's Spark table class (what the session catalog loads for a Delta table).
+DELTA_SPARK_TABLE: Final = "org.apache.spark.sql.delta.catalog.DeltaTableV2"
+_DELTA_TABLE: Final = "io.delta.tables.DeltaTable"
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaVersion:
+    """A Delta table's folder and the version it was at."""
+
+    path: str
+    version: int
+
+
+def is_delta(loaded: Any) -> bool:
+    return loaded is not None and str(loaded.getClass().getName()) == DELTA_SPARK_TABLE
+
+
+def version_of(session: SparkSession, loaded: Any) -> DeltaVersion:
+    path = str(loaded.path().toString())
+    return DeltaVersion(path=path, version=_latest(session, path))
+
+
+def _table(session: SparkSession, path: str) -> Any:
+    return java_class(session, _DELTA_TABLE).forPath(session._jsparkSession, path)
+
+
+def _latest(session: SparkSession, path: str) -> int:
+    return int(_table(session, path).history(1).head().getLong(0))
+
+
+def _all_own(session: SparkSession, path: str, since: int, request_id: str) -> bool:
+    """Every commit after version ``since`` carries ``request_id`` in its commit info."""
+    latest = _latest(session, path)
+    rows = _table(session, path).history(latest - since).collectAsList()
+    for row in rows:
+        metadata = row.getAs("userMetadata")
+        if metadata is None or request_id not in str(metadata):
+            return False
+    return True
+
+
+def restore(
+    session: SparkSession, ref: TableRef, before: DeltaVersion | None, loaded: Any, request_id: str
+) -> None:
+    """Put ``ref`` back at ``before`` (None: the request created it) where every commit since
+    is the request's own."""
+    if loaded is None or not is_delta(loaded):
+        return
+    now = version_of(session, loaded)
+    since = -1 if before is None else before.version
+    if now.version == since:
+        return
+    if not _all_own(session, now.path, since, request_id):
+        log.warning(
+            "%s.%s: not restored after the failed request: another writer committed to it "
+            "since; the table is left as it is, and a retry continues from there",
+            ref.schema,
+            ref.name,
+        )
+        return
+    if before is None:
+        catalog, ident = catalog_and_identifier(session, ref)
+        catalog.dropTable(ident)
+        log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
+        return
+    _table(session, now.path).restoreToVersion(before.version)
+    log.info("restored %s.%s to version %d", ref.schema, ref.name, before.version)

@@ -1,0 +1,211 @@
+"""Delta Lake tables written through the gRPC server (``table_format=delta``), in the same
+JVM as the Iceberg tables, and read back by Spark and by delta-rs (``deltalake``)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, QueryBuilder
+from pyspark.sql import SparkSession
+
+from spark_destination.runtime.execute import faults
+from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
+from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from tests.support.destination import UNMOD, Destination, Lake, column
+
+pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
+
+DELTA = {"table_format": "delta", "write_mode": "merge"}
+COLUMNS = [
+    column("id", "INT", pk=True),
+    column("name", "STRING"),
+    column("amount", "DECIMAL", precision=10, scale=2),
+    column("_fivetran_synced", "UTC_DATETIME"),
+    column("_fivetran_deleted", "BOOLEAN"),
+]
+HEADER = ["id", "name", "amount", "_fivetran_synced"]
+DAY1, DAY2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
+
+
+@pytest.fixture
+def delta(dest: Destination) -> Destination:
+    return replace(dest, configuration={**dest.configuration, **DELTA})
+
+
+@pytest.fixture
+def delta_lake(lake: Lake) -> Lake:
+    return replace(lake, catalog="spark_catalog", flush=None)
+
+
+def _ok(response: object) -> None:
+    assert response.WhichOneof("response") == "success", response  # type: ignore[attr-defined]
+
+
+def _folder(spark: SparkSession, schema: str, table: str) -> str:
+    (row,) = spark.sql(f"DESCRIBE DETAIL spark_catalog.`{schema}`.`{table}`").collect()
+    assert row["format"] == "delta"
+    location: str = row["location"]
+    return location.removeprefix("file:")
+
+
+def _history(spark: SparkSession, schema: str, table: str) -> list[dict[str, object]]:
+    frame = spark.sql(f"DESCRIBE HISTORY spark_catalog.`{schema}`.`{table}`")
+    return [r.asDict() for r in frame.orderBy("version").collect()]
+
+
+def _delta_rs_rows(folder: str) -> Counter[tuple[object, ...]]:
+    """(id, name, amount, _fivetran_deleted) of every row delta-rs reads: through its query
+    engine, which applies column mapping and deletion vectors (its plain Arrow export
+    refuses both reader features)."""
+    query = "SELECT id, name, amount, _fivetran_deleted FROM t"
+    table = pa.table(QueryBuilder().register("t", DeltaTable(folder)).execute(query).read_all())
+    return Counter(tuple(row.values()) for row in table.to_pylist())
+
+
+def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
+    delta: Destination, delta_lake: Lake, spark: SparkSession, spark_settings: object
+) -> None:
+    _ok(delta.create("orders", COLUMNS))
+    described = delta.describe("orders")
+    assert [(c.name, c.primary_key) for c in described.table.columns] == [
+        (c.name, c.primary_key) for c in COLUMNS
+    ]
+    assert described.table.columns[2].params.decimal.scale == 2
+    folder = _folder(spark, delta.schema, "orders")
+    # One folder per table under the warehouse.
+    assert Path(folder).is_relative_to(Path(spark_settings.warehouse))  # type: ignore[attr-defined]
+
+    rows = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1], ["3", "c", "3.50", DAY1]]
+    _ok(delta.write("orders", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    update = delta.write_file(HEADER, [["1", UNMOD, "9.50", DAY2]])
+    deleted = delta.write_file(["id", "_fivetran_synced"], [["2", DAY2]])
+    _ok(delta.write("orders", COLUMNS, update=[update], delete=[deleted]))
+
+    expected = Counter({(1, "a", Decimal("9.50"), None): 1, (3, "c", Decimal("3.50"), None): 1})
+    assert (
+        delta_lake.counted(delta.schema, "orders", "id", "name", "amount", "_fivetran_deleted")
+        == expected
+    )
+    assert _delta_rs_rows(folder) == expected
+
+    history = _history(spark, delta.schema, "orders")
+    assert [h["operation"] for h in history] == ["CREATE TABLE", "MERGE", "MERGE"]
+    # Each commit says which request made it and what it did (counts, never a value).
+    second = json.loads(str(history[2]["userMetadata"]))
+    assert second["spark-destination.request"] == "WriteBatch"
+    assert len(second["spark-destination.request-id"]) == 32
+    assert "9.50" not in str(history[2]["userMetadata"])
+    assert history[2]["operationMetrics"]["numTargetRowsDeleted"] == "1"
+
+
+def test_truncate_and_add_column_on_delta(
+    delta: Destination, delta_lake: Lake, spark: SparkSession
+) -> None:
+    _ok(delta.create("t", COLUMNS))
+    rows = [["1", "a", "1.00", DAY1], ["2", "b", "2.00", DAY2]]
+    _ok(delta.write("t", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    cut = datetime(2024, 1, 1, 12, tzinfo=UTC)
+    _ok(delta.truncate("t", cut, soft=True))
+    assert delta_lake.counted(delta.schema, "t", "id", "_fivetran_deleted") == Counter(
+        {(1, True): 1, (2, None): 1}
+    )
+    _ok(delta.truncate("t", datetime(2024, 1, 3, tzinfo=UTC)))
+    assert delta_lake.counted(delta.schema, "t", "id") == Counter()
+
+    wider = [*COLUMNS, column("extra", "LONG")]
+    request = pb.AlterTableRequest(
+        configuration=delta.configuration,
+        schema_name=delta.schema,
+        table=common.Table(name="t", columns=wider),
+    )
+    _ok(delta.stub.AlterTable(request))
+    assert [c.name for c in delta.describe("t").table.columns] == [c.name for c in wider]
+    _ok(
+        delta.write(
+            "t",
+            wider,
+            replace=[delta.write_file([*HEADER, "extra"], [["5", "e", "5.00", DAY2, "7"]])],
+        )
+    )
+    assert delta_lake.counted(delta.schema, "t", "id", "extra") == Counter({(5, 7): 1})
+    assert _delta_rs_rows(_folder(spark, delta.schema, "t")) == Counter(
+        {(5, "e", Decimal("5.00"), None): 1}
+    )
+
+
+def test_a_failed_request_puts_the_delta_table_back_at_its_version(
+    delta: Destination, delta_lake: Lake, spark: SparkSession
+) -> None:
+    _ok(delta.create("r", COLUMNS))
+    _ok(delta.write("r", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])]))
+    wider = [*COLUMNS, column("extra", "LONG")]
+    request = pb.AlterTableRequest(
+        configuration=delta.configuration,
+        schema_name=delta.schema,
+        table=common.Table(name="r", columns=wider),
+    )
+    before = _history(spark, delta.schema, "r")
+    # The AlterTable's plan: its last step boundary comes after the column was added.
+    with faults.recording() as seen:
+        _ok(delta.stub.AlterTable(replace_request(request, "r_probe", delta)))
+    boundaries = list(dict.fromkeys(b.name for b in seen))
+    assert boundaries, "the AlterTable has one statement: nothing to fail between"
+    with faults.inject(boundaries[-1]) as hits:
+        response = delta.stub.AlterTable(request)
+    assert hits and response.WhichOneof("response") == "task"
+    after = _history(spark, delta.schema, "r")
+    # A commit added the column, then RESTORE put the version before back.
+    assert after[-1]["operation"] == "RESTORE"
+    assert len(after) > len(before) + 1
+    assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in COLUMNS]
+    assert delta_lake.counted(delta.schema, "r", "id", "name") == Counter({(1, "a"): 1})
+    _ok(delta.stub.AlterTable(request))
+    assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in wider]
+
+
+def replace_request(
+    request: pb.AlterTableRequest, table: str, delta: Destination
+) -> pb.AlterTableRequest:
+    """The same AlterTable on a twin table created for it (to enumerate its boundaries)."""
+    _ok(delta.create(table, COLUMNS))
+    twin = pb.AlterTableRequest()
+    twin.CopyFrom(request)
+    twin.table.name = table
+    return twin
+
+
+def test_iceberg_and_delta_tables_share_one_jvm(
+    dest: Destination, delta: Destination, lake: Lake, delta_lake: Lake, spark: SparkSession
+) -> None:
+    iceberg = replace(dest, configuration={**dest.configuration, "write_mode": "merge"})
+    _ok(iceberg.create("same", COLUMNS))
+    _ok(delta.create("same", COLUMNS))
+    _ok(
+        iceberg.write(
+            "same", COLUMNS, replace=[iceberg.write_file(HEADER, [["1", "i", "1.00", DAY1]])]
+        )
+    )
+    _ok(
+        delta.write("same", COLUMNS, replace=[delta.write_file(HEADER, [["1", "d", "1.00", DAY1]])])
+    )
+    assert lake.counted(dest.schema, "same", "name") == Counter({("i",): 1})
+    assert delta_lake.counted(delta.schema, "same", "name") == Counter({("d",): 1})
+    assert _folder(spark, delta.schema, "same") != ""
+
+
+def test_delta_refuses_settings_it_cannot_work_with(delta: Destination) -> None:
+    for extra, named in (
+        ({"write_mode": "deferred"}, "write_mode deferred"),
+        ({"catalog_type": "hive", "catalog_uri": "thrift://127.0.0.1:1"}, "catalog_type hive"),
+    ):
+        configured = replace(delta, configuration={**delta.configuration, **extra})
+        response = configured.create("refused", COLUMNS)
+        assert response.WhichOneof("response") == "task"
+        assert named in response.task.message
