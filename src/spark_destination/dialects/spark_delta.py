@@ -2,12 +2,14 @@
 
 The same SQL as ``databricks_delta`` (Databricks runs Spark's SQL engine on Delta) wherever
 open-source Delta takes it; its own answers where it does not. Each difference was measured
-on delta-spark 3.3.2 with pyspark 3.5 (``tests/spark/test_delta.py`` runs each statement):
+on delta-spark 3.3.3 with pyspark 3.5.9 (``tests/spark/test_delta.py`` runs the requests):
 
-- no in-place type change: ``ALTER COLUMN … TYPE`` failed with
-  ``DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP`` for INT to BIGINT and for DECIMAL(10, 2) to
-  DECIMAL(12, 2), with ``delta.enableTypeWidening`` set, so every type change rewrites the
-  table (Databricks widens in place);
+- no in-place type change: with ``delta.enableTypeWidening`` set, ``ALTER COLUMN … TYPE``
+  failed with ``DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP`` for INT to BIGINT, FLOAT to
+  DOUBLE, DATE to TIMESTAMP_NTZ and DECIMAL(10, 2) to DECIMAL(12, 2); only SMALLINT to INT
+  passed, and the property adds the ``typeWidening-preview`` table feature every reader must
+  know. So the property is not set and every type change rewrites the table (Databricks
+  widens in place);
 - no primary-key DDL: ``ADD CONSTRAINT … PRIMARY KEY`` does not parse (a Unity Catalog
   feature), and ``ALTER COLUMN … SET NOT NULL`` on a nullable column fails ("Cannot change
   nullable column to non-nullable"); the key lives in the destination's column metadata

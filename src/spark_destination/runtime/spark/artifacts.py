@@ -63,7 +63,10 @@ class Artifact:
 
 
 ICEBERG_VERSION: Final = "1.11.0"
-DELTA_VERSION: Final = "3.3.2"
+# 3.3.3, not 3.3.2: Spark 3.5.6 made replacing a table (CREATE OR REPLACE TABLE … AS SELECT,
+# the rewrite of a type change) check that the staged table can truncate, and delta-spark 3.3.2
+# on pyspark 3.5.9 failed it ("does not support truncate in batch mode"); 3.3.3 passes.
+DELTA_VERSION: Final = "3.3.3"
 # pyspark 3.5.9's Hadoop client, and the AWS SDK v1 bundle hadoop-aws 3.3.4 was built with.
 HADOOP_VERSION: Final = "3.3.4"
 AWS_SDK_V1_VERSION: Final = "1.12.262"
@@ -92,16 +95,16 @@ ARTIFACTS: Final[tuple[Artifact, ...]] = (
         group_id="io.delta",
         artifact_id="delta-spark_2.12",
         version=DELTA_VERSION,
-        sha256="4e92085d5d794cf949c50bb665b91384857cad58680c2d0bfc9c7ad353e98e85",
-        size=7_120_414,
+        sha256="4912bf902a1c453aba3bd838ff212dedd357155212f9bb37a6b47d97f2827ebc",
+        size=7_123_349,
         jar_group=JarGroup.DELTA,
     ),
     Artifact(
         group_id="io.delta",
         artifact_id="delta-storage",
         version=DELTA_VERSION,
-        sha256="c096975a2ca97ccc9b4005aa5cce16c9ac3903139d340da6665b66ace67d7c36",
-        size=32_229,
+        sha256="45ad193053fd30cebe6d9ab1889873cde39b223a0f210e00ebee8b6642476901",
+        size=32_289,
         jar_group=JarGroup.DELTA,
     ),
     Artifact(
