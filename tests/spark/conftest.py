@@ -45,7 +45,14 @@ from spark_destination.runtime.spark.session import (
 )
 from spark_destination.server.app import create_server
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2_grpc as pb_grpc
-from tests.support.destination import Destination, Lake, mode_configuration
+from tests.support.destination import (
+    DELTA,
+    DELTA_CATALOG,
+    DELTA_CONFIGURATION,
+    Destination,
+    Lake,
+    mode_configuration,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -227,6 +234,8 @@ def _catalog_keys(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
     """The configuration keys that point requests at catalog ``kind``."""
     if kind == "hadoop":
         return {}
+    if kind == DELTA:
+        return dict(DELTA_CONFIGURATION)
     if kind == "rest":
         server: rest.RestCatalog = request.getfixturevalue("rest_catalog")
         return {"catalog": REST_CATALOG, **rest.destination_configuration(server)}
@@ -286,6 +295,8 @@ def lake(
     """Reads the test's catalog (a Hive catalog is registered on each session it reads with)."""
     if not catalog_configuration:
         return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
+    if catalog_configuration.get("table_format") == DELTA:
+        return Lake(session=spark, catalog=DELTA_CATALOG)
     spec = settings_for(parse_config(catalog_configuration)).catalog_spec
     return Lake(
         session=spark,

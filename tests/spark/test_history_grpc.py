@@ -10,12 +10,12 @@ import pytest
 
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.support.destination import CATALOGS, NULL, UNMOD, Destination, Lake, column
+from tests.support.destination import CATALOGS_AND_DELTA, NULL, UNMOD, Destination, Lake, column
 
 pytestmark = [
     pytest.mark.spark,
     # History mode on the Hadoop catalog and on a real Hive metastore.
-    pytest.mark.parametrize("catalog_kind", CATALOGS, indirect=True),
+    pytest.mark.parametrize("catalog_kind", CATALOGS_AND_DELTA, indirect=True),
 ]
 
 TMAX = "9999-12-31T23:59:59.999Z"

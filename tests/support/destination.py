@@ -34,6 +34,14 @@ WRITE_MODES = ("merge", "deferred")
 # The catalogs a test parametrized over ``catalog_kind`` runs against (``indirect``: see
 # conftest): the Hadoop catalog, and a real Hive metastore.
 CATALOGS = ("hadoop", "hive")
+# The same, and Delta Lake tables (``table_format=delta``, the session catalog): the modules
+# that run every request kind once per catalog run it on Delta too.
+CATALOGS_AND_DELTA = (*CATALOGS, "delta")
+# The catalog kind that is Delta Lake, its request keys, and the Spark catalog its tables
+# are read from.
+DELTA = "delta"
+DELTA_CONFIGURATION = {"table_format": "delta", "write_mode": "merge"}
+DELTA_CATALOG = "spark_catalog"
 # The catalog kinds that are a Hive metastore (its tables on a local disk, or on S3): each
 # refuses schema and table names outside its rules, by name, before anything runs.
 METASTORES = ("hive", "hive_s3")
@@ -235,5 +243,9 @@ class Lake:
         return {r[key]: r for r in rows}
 
     def snapshot_count(self, schema: str, table: str) -> int:
+        """How many commits the table keeps: Iceberg's snapshots, Delta's versions."""
+        if self.catalog == DELTA_CATALOG:
+            name = qualified(self.catalog, schema, table)
+            return self.child().sql(f"DESCRIBE HISTORY {name}").count()
         name = qualified(self.catalog, schema, table) + ".snapshots"
         return self.child().table(name).count()

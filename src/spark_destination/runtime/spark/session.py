@@ -55,6 +55,12 @@ DELTA_EXTENSIONS: Final = "io.delta.sql.DeltaSparkSessionExtension"
 SESSION_CATALOG: Final = "spark_catalog"
 SESSION_CATALOG_CONF: Final = f"spark.sql.catalog.{SESSION_CATALOG}"
 DELTA_CATALOG_CLASS: Final = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+PARQUET_REBASE_CONFS: Final = (
+    "spark.sql.parquet.datetimeRebaseModeInWrite",
+    "spark.sql.parquet.int96RebaseModeInWrite",
+    "spark.sql.parquet.datetimeRebaseModeInRead",
+    "spark.sql.parquet.int96RebaseModeInRead",
+)
 # Where the session catalog puts a managed table: ``<dir>/<schema>.db/<table>``.
 SESSION_WAREHOUSE_CONF: Final = "spark.sql.warehouse.dir"
 
@@ -221,6 +227,12 @@ def _delta_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     if not settings.delta:
         return ()
     conf = [(SESSION_CATALOG_CONF, DELTA_CATALOG_CLASS)]
+    # Delta writes Parquet through Spark's own writer, which by default refuses timestamps
+    # and dates before 1582-10-15 (the calendar switch) as ambiguous: History mode's
+    # 0001-01-01 start of a deleted row failed the copy into a history table. CORRECTED
+    # writes and reads them as the proleptic Gregorian values they are, as Iceberg's own
+    # writer and delta-rs do.
+    conf += [(key, "CORRECTED") for key in PARQUET_REBASE_CONFS]
     local = settings.catalog_spec.local_warehouse
     if local is not None:
         # Spark's default is ./spark-warehouse, wherever the server happened to start.
