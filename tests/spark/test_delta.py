@@ -15,6 +15,7 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import SparkSession
 
+from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
@@ -209,3 +210,28 @@ def test_delta_refuses_settings_it_cannot_work_with(delta: Destination) -> None:
         response = configured.create("refused", COLUMNS)
         assert response.WhichOneof("response") == "task"
         assert named in response.task.message
+
+
+def test_maintain_optimizes_and_vacuums_a_delta_table(
+    engine: Engine, delta: Destination, delta_lake: Lake, spark: SparkSession
+) -> None:
+    _ok(delta.create("m", COLUMNS))
+    for n in range(3):
+        rows = [[str(n * 10 + i), f"n{i}", "1.00", DAY1] for i in range(10)]
+        _ok(delta.write("m", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    deleted = delta.write_file(["id", "_fivetran_synced"], [["0", DAY2], ["15", DAY2]])
+    _ok(delta.write("m", COLUMNS, delete=[deleted]))
+    expected = delta_lake.counted(delta.schema, "m", "id", "name")
+    assert len(expected) == 28
+
+    report = engine.maintain(delta.configuration, delta.schema, "m")
+
+    assert [step.split(" ")[0] for step, _, _ in report.steps] == ["compact", "delete"]
+    assert report.after is not None and report.after.data_files < report.before.data_files
+    operations = [h["operation"] for h in _history(spark, delta.schema, "m")]
+    assert operations[-3:] == ["OPTIMIZE", "VACUUM START", "VACUUM END"]
+    assert delta_lake.counted(delta.schema, "m", "id", "name") == expected
+    assert (
+        Counter(r[:2] for r in _delta_rs_rows(_folder(spark, delta.schema, "m")).elements())
+        == expected
+    )

@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Final
 
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.planner.ir import TableHealthOp, TableRef
@@ -66,11 +67,26 @@ class MaintenanceReport:
         return "\n".join(lines)
 
 
+# The column of Delta's DESCRIBE DETAIL row that counts the table's data files.
+DELTA_FILE_COUNT: Final = "numFiles"
+
+
 def table_health(executor: Executor, health: Statement) -> TableHealth:
     """Run a rendered ``TableHealthOp`` (one row: data files, delete files, snapshots, the
     oldest snapshot's time, refs with retention of their own)."""
     assert isinstance(health.op, TableHealthOp)
-    row = executor.sql(health.sql, what=health.summary)[0]
+    names: list[str] = []
+    row = executor.sql(health.sql, what=health.summary, columns=names)[0]
+    if DELTA_FILE_COUNT in names:
+        # Delta's DESCRIBE DETAIL: the live data files; deletion vectors and versions are
+        # not counted there, and VACUUM, not snapshot expiry, removes old files.
+        return TableHealth(
+            data_files=int(row[names.index(DELTA_FILE_COUNT)]),
+            delete_files=0,
+            snapshots=0,
+            oldest_snapshot_ms=None,
+            refs_with_own_retention=0,
+        )
     data_files, delete_files, snapshots, oldest, refs = row
     return TableHealth(
         data_files=int(data_files),
