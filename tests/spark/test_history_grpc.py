@@ -14,7 +14,7 @@ from tests.support.destination import CATALOGS_AND_DELTA, NULL, UNMOD, Destinati
 
 pytestmark = [
     pytest.mark.spark,
-    # History mode on the Hadoop catalog and on a real Hive metastore.
+    # History mode on the Hadoop catalog, on a real Hive metastore, and on Delta tables.
     pytest.mark.parametrize("catalog_kind", CATALOGS_AND_DELTA, indirect=True),
 ]
 
@@ -22,6 +22,14 @@ TMAX = "9999-12-31T23:59:59.999Z"
 START, END = "_fivetran_start", "_fivetran_end"
 ACTIVE, SYNCED = "_fivetran_active", "_fivetran_synced"
 Files = list[tuple[str, bytes]]
+# The tests that also run on Delta in CI (the others with SPARK_DESTINATION_DELTA_ALL=1).
+DELTA_IN_CI = {
+    "test_seed_001_update_file_fills_unmodified_columns_from_the_previous_version",
+    "test_seed_003_three_syncs_a_delete_only_batch_and_truncates",
+    "test_all_four_file_kinds_in_one_request_are_one_commit",
+    "test_bad_history_input_is_a_clear_task_and_leaves_the_table_unchanged",
+    "test_repeated_key_and_start_keeps_the_later_row_and_fills_from_the_earlier_one",
+}
 
 
 def ts(text: str) -> datetime:

@@ -24,7 +24,7 @@ from tests.support.destination import CATALOGS_AND_DELTA, DELTA_CATALOG, Destina
 
 pytestmark = [
     pytest.mark.spark,
-    # Every Migrate operation on the Hadoop catalog and on a real Hive metastore.
+    # Every Migrate operation on the Hadoop catalog, on a real Hive metastore, and on Delta.
     pytest.mark.parametrize("catalog_kind", CATALOGS_AND_DELTA, indirect=True),
 ]
 
