@@ -4,11 +4,16 @@ JVM as the Iceberg tables, and read back by Spark and by delta-rs (``deltalake``
 from __future__ import annotations
 
 import json
+import logging
+import shutil
+import threading
+import time
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -17,6 +22,8 @@ from pyspark.sql import SparkSession
 
 from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute import faults
+from spark_destination.runtime.execute.executor import Executor
+from spark_destination.runtime.spark import delta_tables
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import UNMOD, Destination, Lake, column
@@ -234,4 +241,93 @@ def test_maintain_optimizes_and_vacuums_a_delta_table(
     assert (
         Counter(r[:2] for r in _delta_rs_rows(_folder(spark, delta.schema, "m")).elements())
         == expected
+    )
+
+
+def test_a_merge_that_loses_a_race_to_another_delta_writer_runs_again_on_the_new_version(
+    delta: Destination,
+    delta_lake: Lake,
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _ok(delta.create("race", COLUMNS))
+    _ok(
+        delta.write("race", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])])
+    )
+    # Large enough that the MERGE's jobs run for a while: the other writer commits meanwhile.
+    rows = [[str(i), "b", "2.00", DAY2] for i in range(2, 60_002)]
+    batch = delta.write_file(HEADER, rows)
+    table = f"spark_catalog.`{delta.schema}`.race"
+    committed: list[float] = []
+    merge_windows: list[tuple[float, float]] = []
+    original = Executor.sql
+
+    def outside_writer() -> None:
+        tracker = spark.sparkContext.statusTracker()
+        deadline = time.monotonic() + 60
+        while not tracker.getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        other = spark.newSession()
+        other.sql(
+            f"INSERT INTO {table} (id, name, amount, _fivetran_synced) "
+            "VALUES (999999, 'outside', 9.00, TIMESTAMP'2024-01-03 00:00:00')"
+        ).collect()
+        committed.append(time.monotonic())
+
+    def sql(self: Executor, text: str, *, what: str, **kwargs: Any) -> list[object]:
+        if not what.startswith("merge") or merge_windows:
+            return original(self, text, what=what, **kwargs)
+        writer = threading.Thread(target=outside_writer)
+        started = time.monotonic()
+        writer.start()
+        try:
+            return original(self, text, what=what, **kwargs)
+        finally:
+            merge_windows.append((started, time.monotonic()))
+            writer.join()
+
+    monkeypatch.setattr(Executor, "sql", sql)
+    with caplog.at_level(logging.WARNING, logger="spark_destination"):
+        _ok(delta.write("race", COLUMNS, replace=[batch]))
+
+    # The other writer's commit landed inside the MERGE's window, and the MERGE lost the race
+    # to it: Delta's conflict, retried.
+    (start, end), (landed,) = merge_windows[0], committed
+    assert start < landed < end
+    retries = [r.getMessage() for r in caplog.records if "retry 1" in r.getMessage()]
+    assert any("DeltaConcurrentModificationException" in m for m in retries), retries
+    history = [h["operation"] for h in _history(spark, delta.schema, "race")]
+    assert history[-2:] == ["WRITE", "MERGE"]
+    # Every row once: the seed, the batch, and the other writer's row.
+    expected = Counter({1: 1, 999999: 1, **dict.fromkeys(range(2, 60_002), 1)})
+    assert delta_lake.counted(delta.schema, "race", "id") == Counter(
+        {(k,): n for k, n in expected.items()}
+    )
+
+
+def test_a_delta_table_an_earlier_process_left_in_the_warehouse_is_found_again(
+    delta: Destination, delta_lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ok(delta.create("kept", COLUMNS))
+    _ok(
+        delta.write("kept", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])])
+    )
+    # The folder as a stopped server left it, under a schema this JVM's catalog never saw (an
+    # in-memory session catalog forgets its tables when the JVM stops).
+    folder = Path(_folder(spark, delta.schema, "kept"))
+    later = replace(delta, schema=delta.schema + "_later")
+    shutil.copytree(folder, folder.parent.parent / f"{later.schema}.db" / "kept")
+    assert later.describe("kept").WhichOneof("response") == "not_found"
+    monkeypatch.setattr(delta_tables, "_attached", set())  # as in a new JVM
+
+    described = later.describe("kept")
+    assert [(c.name, c.type) for c in described.table.columns] == [
+        (c.name, c.type) for c in COLUMNS
+    ]
+    _ok(
+        later.write("kept", COLUMNS, replace=[later.write_file(HEADER, [["2", "b", "2.00", DAY2]])])
+    )
+    assert delta_lake.counted(later.schema, "kept", "id", "name") == Counter(
+        {(1, "a"): 1, (2, "b"): 1}
     )

@@ -2,9 +2,9 @@
 (``retry_policy``).
 
 A failure is transient when a Java exception in its cause chain is, or extends, a class listed
-in ``TRANSIENT`` (an Iceberg commit that lost a race after Iceberg's own commit retries, or a
-shuffle block lost with its executor) or in ``UNREACHABLE`` (a catalog, object store or other
-service that refused or dropped the connection, or timed out). Such a statement committed
+in ``TRANSIENT`` (an Iceberg commit that lost a race after Iceberg's own commit retries, a Delta
+commit that lost one, or a shuffle block lost with its executor) or in ``UNREACHABLE`` (a
+catalog, object store or other service that refused or dropped the connection, or timed out). Such a statement committed
 nothing, so running it again is safe. The class names come from the py4j Java exception objects
 (``getClass()`` and its superclasses), never from parsing message text, with one exception: Hive's
 could-not-connect, which has no class of its own (``HIVE_UNREACHABLE``).
@@ -38,6 +38,11 @@ TRANSIENT: Final = frozenset(
         "org.apache.spark.shuffle.FetchFailedException",
         "org.apache.spark.shuffle.MetadataFetchFailedException",
         "org.apache.spark.ExecutorDeadException",
+        # A Delta commit that lost a race (ConcurrentAppendException, MetadataChanged…):
+        # Delta's optimistic commit wrote nothing, and the statement runs again on the
+        # table's new version. Delta has both the public and the internal base class.
+        "io.delta.exceptions.DeltaConcurrentModificationException",
+        "org.apache.spark.sql.delta.DeltaConcurrentModificationException",
     }
 )
 # Hive's metastore client reports a metastore it cannot reach as a bare ``MetaException``
