@@ -4,10 +4,11 @@
 A failure is transient when a Java exception in its cause chain is, or extends, a class listed
 in ``TRANSIENT`` (an Iceberg commit that lost a race after Iceberg's own commit retries, a Delta
 commit that lost one, or a shuffle block lost with its executor) or in ``UNREACHABLE`` (a
-catalog, object store or other service that refused or dropped the connection, or timed out). Such a statement committed
-nothing, so running it again is safe. The class names come from the py4j Java exception objects
-(``getClass()`` and its superclasses), never from parsing message text, with one exception: Hive's
-could-not-connect, which has no class of its own (``HIVE_UNREACHABLE``).
+catalog, object store or other service that refused or dropped the connection, or timed out).
+Such a statement committed nothing, so running it again is safe. The class names come from the
+py4j Java exception objects (``getClass()`` and its superclasses), never from parsing message
+text, with one exception: Hive's could-not-connect, which has no class of its own
+(``HIVE_UNREACHABLE``).
 
 The executor refines this per statement (``Executor._resolve``), since only it knows the table
 a statement writes: a ``ValidationException`` is a lost race when another writer committed to
