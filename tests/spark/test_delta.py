@@ -15,15 +15,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import SparkSession
 
+from spark_destination.cli.reading import delta_reading_hints
 from spark_destination.engine.engine import Engine
 from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.spark import delta_tables
+from spark_destination.runtime.spark.session import SparkSettings
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from tests.support.destination import UNMOD, Destination, Lake, column
@@ -78,7 +81,7 @@ def _delta_rs_rows(folder: str) -> Counter[tuple[object, ...]]:
 
 
 def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
-    delta: Destination, delta_lake: Lake, spark: SparkSession, spark_settings: object
+    delta: Destination, delta_lake: Lake, spark: SparkSession, spark_settings: SparkSettings
 ) -> None:
     _ok(delta.create("orders", COLUMNS))
     described = delta.describe("orders")
@@ -88,7 +91,7 @@ def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
     assert described.table.columns[2].params.decimal.scale == 2
     folder = _folder(spark, delta.schema, "orders")
     # One folder per table under the warehouse.
-    assert Path(folder).is_relative_to(Path(spark_settings.warehouse))  # type: ignore[attr-defined]
+    assert Path(folder).is_relative_to(Path(spark_settings.warehouse))
 
     rows = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1], ["3", "c", "3.50", DAY1]]
     _ok(delta.write("orders", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
@@ -102,6 +105,18 @@ def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
         == expected
     )
     assert _delta_rs_rows(folder) == expected
+    # The DuckDB statements the demo prints read the same rows.
+    hints = delta_reading_hints(spark_settings.warehouse, delta.schema, "orders")
+    duck = duckdb.connect()
+    statements = [line.strip() for line in hints.splitlines()[-3:]]
+    for statement in statements[:2]:
+        for part in statement.split(";"):
+            if part.strip():
+                duck.execute(part)
+    scanned = duck.execute(
+        statements[2].rstrip(";").replace("SELECT *", "SELECT id, name, amount, _fivetran_deleted")
+    ).fetchall()
+    assert Counter(scanned) == expected
 
     history = _history(spark, delta.schema, "orders")
     assert [h["operation"] for h in history] == ["CREATE TABLE", "MERGE", "MERGE"]

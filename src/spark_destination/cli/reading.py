@@ -17,10 +17,16 @@ from typing import TYPE_CHECKING, Final
 
 from sqlglot import exp
 
-from spark_destination.core.config import CatalogType, DestinationConfig
+from spark_destination.core.config import CatalogType, DestinationConfig, TableFormat
 from spark_destination.dialects.quoting import qualified
-from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
+from spark_destination.runtime.spark.artifacts import ARTIFACTS, ICEBERG_RUNTIME, JarGroup
+from spark_destination.runtime.spark.delta_tables import SCHEMA_SUFFIX
 from spark_destination.runtime.spark.provider import settings_for
+from spark_destination.runtime.spark.session import (
+    DELTA_CATALOG_CLASS,
+    DELTA_EXTENSIONS,
+    SESSION_CATALOG_CONF,
+)
 
 if TYPE_CHECKING:
     from spark_destination.local_services.object_store import ObjectStore
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
 DUCKDB_PACKAGES: Final = (
     "duckdb==1.4.4 duckdb-ext-iceberg==1.4.4.20260205 duckdb-ext-avro==1.4.4.20260205"
 )
+# The same DuckDB release's Delta extension (delta_scan; it reads deletion vectors).
+DUCKDB_DELTA_PACKAGES: Final = "duckdb==1.4.4 duckdb-ext-delta==1.4.4.20260205"
 _METADATA = re.compile(r"v(\d+)\.metadata\.json")
 
 
@@ -65,6 +73,8 @@ def reading_hints(config: DestinationConfig, schema: str, tables: Sequence[str])
     spec = settings_for(config).catalog_spec
     if spec.type is not CatalogType.HADOOP or not tables:
         return ""
+    if config.table_format is TableFormat.DELTA:
+        return delta_reading_hints(spec.warehouse, schema, tables[0])
     table = tables[0]
     folder = f"{spec.warehouse.rstrip('/')}/{schema}/{table}"
     prefix = f"spark.sql.catalog.{config.catalog}"
@@ -154,6 +164,40 @@ def s3_reading_hints(
             f".load_table(({schema!r}, {table!r})).scan().to_arrow()",
             "  DuckDB, offline: iceberg_scan over httpfs with an S3 secret for this endpoint "
             "(docs/operations.md, Reading from other engines).",
+            "",
+        ]
+    )
+
+
+def delta_reading_hints(warehouse: str, schema: str, table: str) -> str:
+    """~8 lines on reading a Delta table with Spark SQL, delta-rs and DuckDB."""
+    folder = f"{warehouse.rstrip('/')}/{schema}{SCHEMA_SUFFIX}/{table}"
+    delta_jars = ",".join(a.coordinate for a in ARTIFACTS if a.jar_group is JarGroup.DELTA)
+    by_path = exp.Table(this=exp.to_identifier(folder, quoted=True), db=exp.to_identifier("delta"))
+    spark_sql = [
+        "spark-sql",
+        "--packages",
+        delta_jars,
+        *("--conf", f"spark.sql.extensions={DELTA_EXTENSIONS}"),
+        *("--conf", f"{SESSION_CATALOG_CONF}={DELTA_CATALOG_CLASS}"),
+        *("-e", exp.select("*").from_(by_path).sql("spark")),
+    ]
+    scan = exp.Anonymous(this="delta_scan", expressions=[exp.Literal.string(folder)])
+    # delta-rs's query engine applies column mapping and deletion vectors (its plain Arrow
+    # export refuses tables with either).
+    everything = exp.select("*").from_("t").sql("duckdb")
+    return "\n".join(
+        [
+            f"Warehouse: {warehouse} (Delta tables, one folder per table). Read "
+            f"{schema}.{table} from elsewhere:",
+            f"  Spark SQL: {shlex.join(spark_sql)}",
+            "  delta-rs (pip install deltalake): from deltalake import DeltaTable, QueryBuilder; "
+            f"QueryBuilder().register('t', DeltaTable({folder!r})).execute({everything!r})"
+            ".read_all()",
+            f"  DuckDB, offline (pip install {DUCKDB_DELTA_PACKAGES}):",
+            "    " + _duckdb_set("extension_directory", exp.Literal.string(duckdb_extension_dir())),
+            "    " + _duckdb_set("autoinstall_known_extensions", exp.false()) + " LOAD delta;",
+            "    " + _duckdb(exp.select("*").from_(scan)),
             "",
         ]
     )

@@ -159,6 +159,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _replay(folder: DataFolder, args: argparse.Namespace, store: ObjectStore | None = None) -> int:
     from spark_destination.cli.reading import reading_hints, s3_reading_hints
+    from spark_destination.engine.table_format import catalog_of
     from spark_destination.replay import run as replay_module
     from spark_destination.replay.client import connect
     from spark_destination.replay.input_files import TesterInputError
@@ -205,7 +206,7 @@ def _replay(folder: DataFolder, args: argparse.Namespace, store: ObjectStore | N
                 config = engine.config(configuration)
                 session = engine.sessions.for_request(config)
                 replay_module.print_tables(
-                    session, config.catalog, args.schema, report.tables, human
+                    session, catalog_of(config), args.schema, report.tables, human
                 )
                 hints = (
                     reading_hints(config, args.schema, report.tables)
