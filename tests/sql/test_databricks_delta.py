@@ -364,6 +364,31 @@ def test_preview_renders_databricks_delta(
     assert "unknown dialect 'oracle'" in capsys.readouterr().err
 
 
+def test_preview_renders_what_runs_for_the_configured_table_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --dialect, a request configured with table_format delta is shown as it runs
+    here: Delta in Spark's session catalog, the key in the column metadata (no PRIMARY KEY
+    DDL, which open-source Delta refuses)."""
+    from spark_destination.cli.main import main
+
+    request = {
+        "request": "create_table",
+        "schema": "s",
+        "configuration": {"table_format": "delta"},
+        "table": {"name": "t", "columns": {"id": "LONG"}, "primary_key": ["id"]},
+    }
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    assert main(["preview", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "CREATE TABLE `spark_catalog`.`s`.`t`" in out and "USING DELTA" in out
+    assert "PRIMARY KEY" not in out and "`lake`" not in out
+    # The Databricks form of the same request names the configured (Unity) catalog.
+    assert main(["preview", "--dialect", "databricks_delta", str(path)]) == 0
+    assert "ADD CONSTRAINT `t_pk` PRIMARY KEY" in capsys.readouterr().out
+
+
 def test_a_column_joins_the_key_in_place_on_delta_and_by_rewrite_on_iceberg() -> None:
     joined = _alter(
         (

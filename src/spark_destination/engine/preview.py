@@ -17,6 +17,7 @@ from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan, Statement
 from spark_destination.engine.planning import changes_table_of, plan_change
 from spark_destination.engine.request_json import PreviewInput
+from spark_destination.engine.table_format import catalog_for
 from spark_destination.planner.deferred import (
     pending_layout,
     pending_ref,
@@ -30,7 +31,7 @@ from spark_destination.planner.tables import table_ref
 
 
 def plan_for(preview: PreviewInput, dialect: Dialect = DEFAULT) -> Plan:
-    catalog = preview.config.catalog
+    catalog = catalog_for(dialect, preview.config)
     # Names as the request's catalog takes them, as the engine checks them.
     dialect = dialect.for_catalog(preview.config.catalog_type)
     request = preview.request

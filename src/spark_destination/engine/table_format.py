@@ -15,11 +15,18 @@ from spark_destination.core.config import (
 )
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import is_uri
+from spark_destination.dialects.base import Dialect
 from spark_destination.dialects.spark_delta import SPARK_DELTA
+from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.runtime.spark.session import SESSION_CATALOG
 
 # The executed dialect of each table format but Iceberg's (the engine is given that one).
 OTHER_DIALECTS: Final = MappingProxyType({TableFormat.DELTA: SPARK_DELTA})
+
+
+def configured_dialect(config: DestinationConfig) -> Dialect:
+    """The executed dialect of ``config``'s table format."""
+    return OTHER_DIALECTS.get(config.table_format, SPARK_ICEBERG)
 
 
 def catalog_of(config: DestinationConfig) -> str:
@@ -30,6 +37,13 @@ def catalog_of(config: DestinationConfig) -> str:
             return config.catalog
         case TableFormat.DELTA:
             return SESSION_CATALOG
+
+
+def catalog_for(dialect: Dialect, config: DestinationConfig) -> str:
+    """The Spark catalog ``dialect``'s statements name for ``config`` (a preview may choose a
+    dialect other than the configuration's): Spark's session catalog for Delta as it runs
+    here, else the configured catalog (on Databricks, the Unity Catalog name)."""
+    return SESSION_CATALOG if dialect is SPARK_DELTA else config.catalog
 
 
 def check_table_format(config: DestinationConfig) -> None:
