@@ -5,26 +5,26 @@ SELECT
 -- 2. check no active version of 'orders' starts later
 SELECT
   MAX(`_fivetran_start`) AS `__sd_latest`
-FROM `lake`.`sales`.`orders`
+FROM `spark_catalog`.`sales`.`orders`
 WHERE
   `_fivetran_active`
   AND `_fivetran_start` > CAST('2005-05-28 20:57:00.000000' AS TIMESTAMP);
 
 -- 3. set properties of 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
   SET 
   TBLPROPERTIES (
     'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","type":"DOUBLE"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"},{"name":"extra","type":"INT"}]'
   );
 
 -- 4. add 1 column(s) to 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
 ADD COLUMNS (
   `extra` INT
 );
 
 -- 5. record the change of column 'extra' as history of 'orders'
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -37,7 +37,7 @@ USING (
     `_fivetran_active`,
     CAST('7' AS INT) AS `extra`,
     'insert' AS `__sd_action`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
   WHERE
     `_fivetran_active`
     AND `_fivetran_start` < CAST('2005-05-28 20:57:00.000000' AS TIMESTAMP)
@@ -57,7 +57,7 @@ USING (
       THEN 'fix'
       ELSE 'close'
     END AS `__sd_action`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
   WHERE
     (
       `_fivetran_active`

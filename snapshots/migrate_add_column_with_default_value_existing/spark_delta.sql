@@ -3,4 +3,4 @@ SELECT
   TRY_CAST('7' AS SMALLINT) IS NULL AS `__sd_bad`;
 
 -- 2. set column 'n' of 'orders'
-UPDATE `lake`.`sales`.`orders` SET `n` = CAST('7' AS SMALLINT);
+UPDATE `spark_catalog`.`sales`.`orders` SET `n` = CAST('7' AS SMALLINT);

@@ -1,5 +1,5 @@
 -- 1. create table 'orders_copy'
-CREATE TABLE `lake`.`sales`.`orders_copy` (
+CREATE TABLE `spark_catalog`.`sales`.`orders_copy` (
   `id` INT NOT NULL,
   `amount` DECIMAL(10, 2),
   `n` SMALLINT,
@@ -16,7 +16,7 @@ TBLPROPERTIES (
 );
 
 -- 2. copy the rows of 'orders' into 'orders_copy'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders_copy`
+INSERT OVERWRITE TABLE `spark_catalog`.`sales`.`orders_copy`
 SELECT
   `id`,
   `amount`,
@@ -24,4 +24,4 @@ SELECT
   `desc`,
   `_fivetran_synced`,
   `_fivetran_deleted`
-FROM `lake`.`sales`.`orders`;
+FROM `spark_catalog`.`sales`.`orders`;

@@ -1,5 +1,5 @@
 -- 1. create table 'orders_history'
-CREATE TABLE `lake`.`sales`.`orders_history` (
+CREATE TABLE `spark_catalog`.`sales`.`orders_history` (
   `id` INT NOT NULL,
   `amount` DECIMAL(10, 2),
   `n` SMALLINT,
@@ -18,7 +18,7 @@ TBLPROPERTIES (
 );
 
 -- 2. copy the rows of 'orders' into history table 'orders_history'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders_history`
+INSERT OVERWRITE TABLE `spark_catalog`.`sales`.`orders_history`
 SELECT
   `s`.`id`,
   `s`.`amount`,
@@ -36,9 +36,9 @@ SELECT
     ELSE CAST('9999-12-31 23:59:59.999' AS TIMESTAMP)
   END AS `_fivetran_end`,
   NOT COALESCE(`s`.`_fivetran_deleted`, FALSE) AS `_fivetran_active`
-FROM `lake`.`sales`.`orders` AS `s`
+FROM `spark_catalog`.`sales`.`orders` AS `s`
 CROSS JOIN (
   SELECT
     COALESCE(MAX(`_fivetran_synced`), CURRENT_TIMESTAMP()) AS `__sd_latest`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
 ) AS `m`;

@@ -1,13 +1,13 @@
 -- 1. check no active version of 'orders' starts later
 SELECT
   MAX(`_fivetran_start`) AS `__sd_latest`
-FROM `lake`.`sales`.`orders`
+FROM `spark_catalog`.`sales`.`orders`
 WHERE
   `_fivetran_active`
   AND `_fivetran_start` > CAST('2005-05-28 20:57:00.000000' AS TIMESTAMP);
 
 -- 2. record the change of column 'desc' as history of 'orders'
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -19,7 +19,7 @@ USING (
     `_fivetran_end`,
     `_fivetran_active`,
     'insert' AS `__sd_action`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
   WHERE
     (
       `_fivetran_active`
@@ -41,7 +41,7 @@ USING (
       THEN 'fix'
       ELSE 'close'
     END AS `__sd_action`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
   WHERE
     (
       (

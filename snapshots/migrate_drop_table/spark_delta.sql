@@ -1,2 +1,2 @@
 -- 1. drop table 'orders'
-DROP TABLE IF EXISTS `lake`.`sales`.`orders`;
+DROP TABLE IF EXISTS `spark_catalog`.`sales`.`orders`;

@@ -1,18 +1,18 @@
 -- 1. set properties of 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
   SET 
   TBLPROPERTIES (
     'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","type":"DOUBLE"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'
   );
 
 -- 2. add 1 column(s) to 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
 ADD COLUMNS (
   `_fivetran_deleted` BOOLEAN
 );
 
 -- 3. keep the latest version per key of 'orders'
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -20,7 +20,7 @@ USING (
     `_fivetran_start`,
     `_fivetran_active`,
     ROW_NUMBER() OVER (PARTITION BY `id`, `region` ORDER BY `_fivetran_start` DESC) AS `__sd_rank`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
 ) AS `s`
 ON `t`.`id` = `s`.`id`
 AND `t`.`region` = `s`.`region`
@@ -30,7 +30,7 @@ WHEN MATCHED THEN UPDATE SET
   `t`.`_fivetran_deleted` = NOT COALESCE(`s`.`_fivetran_active`, FALSE);
 
 -- 4. drop 3 column(s) of 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
 DROP COLUMNS (
   `_fivetran_start`,
   `_fivetran_end`,
@@ -38,7 +38,7 @@ DROP COLUMNS (
 );
 
 -- 5. set properties of 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
   SET 
   TBLPROPERTIES (
     'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","type":"DOUBLE"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"}]'

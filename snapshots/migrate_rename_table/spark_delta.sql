@@ -1,5 +1,5 @@
 -- 1. create table 'orders_new'
-CREATE TABLE `lake`.`sales`.`orders_new` (
+CREATE TABLE `spark_catalog`.`sales`.`orders_new` (
   `id` INT NOT NULL,
   `amount` DECIMAL(10, 2),
   `n` SMALLINT,
@@ -16,7 +16,7 @@ TBLPROPERTIES (
 );
 
 -- 2. copy the rows of 'orders' into 'orders_new'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders_new`
+INSERT OVERWRITE TABLE `spark_catalog`.`sales`.`orders_new`
 SELECT
   `id`,
   `amount`,
@@ -24,7 +24,7 @@ SELECT
   `desc`,
   `_fivetran_synced`,
   `_fivetran_deleted`
-FROM `lake`.`sales`.`orders`;
+FROM `spark_catalog`.`sales`.`orders`;
 
 -- 3. drop table 'orders'
-DROP TABLE IF EXISTS `lake`.`sales`.`orders`;
+DROP TABLE IF EXISTS `spark_catalog`.`sales`.`orders`;

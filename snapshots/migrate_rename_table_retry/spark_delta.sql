@@ -1,5 +1,5 @@
 -- 1. copy the rows of 'orders' into 'orders_new'
-INSERT OVERWRITE TABLE `lake`.`sales`.`orders_new`
+INSERT OVERWRITE TABLE `spark_catalog`.`sales`.`orders_new`
 SELECT
   `id`,
   `amount`,
@@ -7,7 +7,7 @@ SELECT
   `desc`,
   `_fivetran_synced`,
   `_fivetran_deleted`
-FROM `lake`.`sales`.`orders`;
+FROM `spark_catalog`.`sales`.`orders`;
 
 -- 2. drop table 'orders'
-DROP TABLE IF EXISTS `lake`.`sales`.`orders`;
+DROP TABLE IF EXISTS `spark_catalog`.`sales`.`orders`;

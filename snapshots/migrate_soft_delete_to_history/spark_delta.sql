@@ -1,5 +1,5 @@
 -- 1. rewrite 'orders' as a history-mode table
-CREATE OR REPLACE TABLE `lake`.`sales`.`orders`
+CREATE OR REPLACE TABLE `spark_catalog`.`sales`.`orders`
 USING DELTA
 TBLPROPERTIES (
   'delta.columnMapping.mode'='name',
@@ -26,23 +26,23 @@ SELECT
     ELSE CAST('9999-12-31 23:59:59.999' AS TIMESTAMP)
   END AS `_fivetran_end`,
   NOT COALESCE(`s`.`_fivetran_deleted`, FALSE) AS `_fivetran_active`
-FROM `lake`.`sales`.`orders` AS `s`
+FROM `spark_catalog`.`sales`.`orders` AS `s`
 CROSS JOIN (
   SELECT
     COALESCE(MAX(`_fivetran_synced`), CURRENT_TIMESTAMP()) AS `__sd_latest`
-  FROM `lake`.`sales`.`orders`
+  FROM `spark_catalog`.`sales`.`orders`
 ) AS `m`;
 
 -- 2. make column '_fivetran_end' of 'orders' nullable
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
 ALTER COLUMN `_fivetran_end` DROP NOT NULL;
 
 -- 3. make column '_fivetran_active' of 'orders' nullable
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
 ALTER COLUMN `_fivetran_active` DROP NOT NULL;
 
 -- 4. set properties of 'orders'
-ALTER TABLE `lake`.`sales`.`orders`
+ALTER TABLE `spark_catalog`.`sales`.`orders`
   SET 
   TBLPROPERTIES (
     'fivetran.columns'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"n","type":"SHORT"},{"name":"desc","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_start","primary_key":true,"type":"UTC_DATETIME"},{"name":"_fivetran_end","type":"UTC_DATETIME"},{"name":"_fivetran_active","type":"BOOLEAN"}]'

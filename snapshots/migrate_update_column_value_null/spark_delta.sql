@@ -1,2 +1,2 @@
 -- 1. set column 'desc' of 'orders'
-UPDATE `lake`.`sales`.`orders` SET `desc` = CAST(NULL AS STRING);
+UPDATE `spark_catalog`.`sales`.`orders` SET `desc` = CAST(NULL AS STRING);

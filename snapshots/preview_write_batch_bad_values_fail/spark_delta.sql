@@ -1,7 +1,7 @@
 -- 1. stage view 'sd_batch' from [replace:/data/upsert.csv.zstd.aes] (typed: decoding checks every value)
 
 -- 2. merge batch into 'orders'
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -83,7 +83,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 2. merge batch into 'orders', or instead when no key repeats in the staged batch:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -122,7 +122,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 2. merge batch into 'orders', or instead when no key repeats, and few enough keys to bind as a filter:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -363,7 +363,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 2. merge batch into 'orders', or instead when repeated keys folded, and few enough keys to bind as a filter:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,

@@ -1,7 +1,7 @@
 -- 1. stage view 'sd_batch' from [replace:/data/upsert.csv.zstd.aes] (typed: decoding checks every value); bad_value_policy=null: a value of a non-key column that does not fit is NULL, recorded in view 'sd_changes'
 
 -- 2. create the changes table 'sd__changes' if missing (when staging changed a value)
-CREATE TABLE IF NOT EXISTS `lake`.`sales`.`sd__changes` (
+CREATE TABLE IF NOT EXISTS `spark_catalog`.`sales`.`sd__changes` (
   `table_name` STRING,
   `column_name` STRING,
   `change` STRING,
@@ -20,7 +20,7 @@ TBLPROPERTIES (
 );
 
 -- 3. record the values changed in 'orders' in 'sd__changes' (when staging changed a value)
-MERGE INTO `lake`.`sales`.`sd__changes` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`sd__changes` AS `t`
 USING (
   SELECT
     'orders' AS `table_name`,
@@ -62,7 +62,7 @@ WHEN NOT MATCHED THEN INSERT (
 );
 
 -- 4. merge batch into 'orders'
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -144,7 +144,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 4. merge batch into 'orders', or instead when no key repeats in the staged batch:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -183,7 +183,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 4. merge batch into 'orders', or instead when no key repeats, and few enough keys to bind as a filter:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
@@ -424,7 +424,7 @@ WHEN NOT MATCHED AND `s`.`__sd_op` = 'upsert' THEN INSERT (`id`, `amount`, `code
 );
 
 -- 4. merge batch into 'orders', or instead when repeated keys folded, and few enough keys to bind as a filter:
-MERGE INTO `lake`.`sales`.`orders` AS `t`
+MERGE INTO `spark_catalog`.`sales`.`orders` AS `t`
 USING (
   SELECT
     `id`,
