@@ -49,7 +49,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from scale import Kit, run_scale  # benchmarks/scale.py, beside this script
 
-from spark_destination.core.config import parse_config
+from spark_destination.core.config import TableFormat, parse_config
 from spark_destination.core.model import (
     Column,
     DataType,
@@ -69,6 +69,7 @@ from spark_destination.dialects.render import render
 from spark_destination.dialects.rendered import Form
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.engine.table_format import catalog_of, configured_dialect
 from spark_destination.planner.history import plan_write_history_batch
 from spark_destination.planner.ir import MergeBatchOp, MergeHistoryOp, Plan, StageBatchOp
 from spark_destination.planner.write import plan_write_batch
@@ -232,15 +233,31 @@ def peak_gib(root: int | None = None) -> float:
 
 
 class Bench:
-    def __init__(self, folder: Path, layout: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        layout: dict[str, str] | None = None,
+        session: SparkSession | None = None,
+    ) -> None:
         self.files = Files(folder)
-        # Every request takes ``layout`` (table_layout, format_version) as the server's defaults.
+        # Every request takes ``layout`` (table_layout, format_version, table_format) as the
+        # server's defaults.
         configuration = {"warehouse": str(folder / "warehouse"), **(layout or {})}
         self.config = parse_config(configuration)
-        self.csv = Engine(SessionProvider.embedded(), defaults=configuration)
+        # The dialect and catalog of the configured table format, as the engine picks them.
+        self.dialect = configured_dialect(self.config)
+        self.catalog = catalog_of(self.config)
+        self.delta = self.config.table_format is TableFormat.DELTA
+        sessions = (
+            SessionProvider.embedded()
+            if session is None
+            else SessionProvider.shared(session, self.config)
+        )
+        self.csv = Engine(sessions, defaults=configuration)
         started = time.perf_counter()
         self.session = self.csv.sessions.root(self.config)
-        print(f"spark start-up: {time.perf_counter() - started:.1f} s")
+        if session is None:
+            print(f"spark start-up: {time.perf_counter() - started:.1f} s")
         self.parquet = Engine(
             SessionProvider.shared(self.session, self.config),
             defaults={**configuration, "batch_file_format": "parquet"},
@@ -255,15 +272,24 @@ class Bench:
         return self.snapshots(table)[-1]
 
     def snapshots(self, table: Table) -> list[int]:
-        """The table's snapshot ids, oldest first."""
-        name = qualified(self.config.catalog, SCHEMA, table.name)
+        """The table's snapshot ids (Delta: its versions), oldest first."""
+        name = qualified(self.catalog, SCHEMA, table.name)
+        if self.delta:
+            history = self.session.sql(f"DESCRIBE HISTORY {name}")  # noqa: S608 - quoted name
+            return sorted(int(row["version"]) for row in history.collect())
         rows = self.session.table(name + ".snapshots").orderBy("committed_at").collect()
         return [int(row["snapshot_id"]) for row in rows]
 
     def rollback(self, table: Table, snapshot: int, session: SparkSession | None = None) -> None:
         """Back to ``snapshot``, through the session that writes next (its catalog caches the
         table: a rollback elsewhere would leave it committing on a snapshot no longer current).
+        A Delta table is restored to the version (a commit of its own).
         """
+        if self.delta:
+            name = qualified(self.catalog, SCHEMA, table.name)
+            restore = f"RESTORE TABLE {name} TO VERSION AS OF {int(snapshot)}"
+            (session or self.session).sql(restore).collect()
+            return
         ident = string_literal(f"{SCHEMA}.{table.name}")
         procedure = f"{self.config.catalog}.system.rollback_to_snapshot"  # catalog name: validated
         (session or self.session).sql(f"CALL {procedure}({ident}, {snapshot})").collect()  # noqa: S608
@@ -303,7 +329,7 @@ class Bench:
         instead of the connector's."""
         stage = next(op for op in plan.ops if isinstance(op, StageBatchOp))
         merge_op = next(op for op in plan.ops if isinstance(op, MergeBatchOp | MergeHistoryOp))
-        (statement,) = render(merge_op, SPARK_ICEBERG)
+        (statement,) = render(merge_op, self.dialect)
         sql = (statement.form(form) if form else None) or statement.sql
         assert sql is not None
         session = self.csv.sessions.for_request(self.config)
@@ -512,7 +538,7 @@ def load_rows(bench: Bench, table: Table, size: int) -> None:
         F.lit("2024-06-01 12:00:00").cast("timestamp").alias("_fivetran_synced"),
         F.lit(False).alias("_fivetran_deleted"),
     )
-    frame.writeTo(qualified(bench.config.catalog, SCHEMA, table.name)).append()
+    frame.writeTo(qualified(bench.catalog, SCHEMA, table.name)).append()
 
 
 def timed(work: Callable[[], object]) -> float:
