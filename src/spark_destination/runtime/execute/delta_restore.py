@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.execute.table_loader import catalog_and_identifier
+from spark_destination.runtime.execute.table_loader import drop_created
 from spark_destination.runtime.spark.java_values import java_class
 
 if TYPE_CHECKING:
@@ -86,9 +86,7 @@ def restore(
         )
         return
     if before is None:
-        catalog, ident = catalog_and_identifier(session, ref)
-        catalog.dropTable(ident)
-        log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
+        drop_created(session, ref)
         return
     _table(session, now.path).restoreToVersion(before.version)
     log.info("restored %s.%s to version %d", ref.schema, ref.name, before.version)

@@ -38,7 +38,11 @@ from typing import TYPE_CHECKING, Any
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute import commits, delta_restore
 from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
-from spark_destination.runtime.execute.table_loader import catalog_and_identifier, spark_table
+from spark_destination.runtime.execute.table_loader import (
+    catalog_and_identifier,
+    drop_created,
+    spark_table,
+)
 from spark_destination.runtime.spark.java_values import java_list
 
 if TYPE_CHECKING:
@@ -130,9 +134,7 @@ def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.C
         )
         return
     if before is None:
-        catalog, ident = catalog_and_identifier(session, ref)
-        catalog.dropTable(ident)
-        log.info("dropped %s.%s, created by the failed request", ref.schema, ref.name)
+        drop_created(session, ref)
         return
     ops.commit(current, _target(session, ops, current, before))
     log.info("restored %s.%s to its state before the failed request", ref.schema, ref.name)

@@ -13,6 +13,7 @@ its identifier fields as a set of names, not as text to parse.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from spark_destination.runtime.spark.java_values import java_class, java_list, j
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
+
+log = logging.getLogger(__name__)
 
 # Iceberg's Spark table class: the one whose Iceberg table we can ask for identifier fields.
 ICEBERG_SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable"
@@ -127,3 +130,10 @@ def catalog_and_identifier(session: SparkSession, table: TableRef) -> tuple[Any,
     identifier = java_class(session, "org.apache.spark.sql.connector.catalog.Identifier")
     ident = identifier.of(namespace, table.name)
     return catalog, ident
+
+
+def drop_created(session: SparkSession, table: TableRef) -> None:
+    """Drop ``table``, which a failed request created (its restore)."""
+    catalog, ident = catalog_and_identifier(session, table)
+    catalog.dropTable(ident)
+    log.info("dropped %s.%s, created by the failed request", table.schema, table.name)
