@@ -79,7 +79,7 @@ def test_tests_are_named_for_what_they_check() -> None:
     tests = {t.name: t.label for t in form.configuration_form().tests}
     assert tests == {
         "settings_are_valid": "Checking the settings are valid",
-        "spark_reaches_warehouse": "Starting Spark and reading the Iceberg warehouse",
+        "spark_reaches_warehouse": "Starting Spark and reading the warehouse",
         "catalog_takes_commits": (
             "Creating, locking, altering and dropping a probe table in the catalog"
         ),

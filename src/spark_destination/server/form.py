@@ -27,7 +27,7 @@ TEST_WAREHOUSE: Final = "spark_reaches_warehouse"
 TEST_CATALOG: Final = "catalog_takes_commits"
 TESTS: Final = (
     Test(TEST_SETTINGS, "Checking the settings are valid"),
-    Test(TEST_WAREHOUSE, "Starting Spark and reading the Iceberg warehouse"),
+    Test(TEST_WAREHOUSE, "Starting Spark and reading the warehouse"),
     Test(TEST_CATALOG, "Creating, locking, altering and dropping a probe table in the catalog"),
 )
 
