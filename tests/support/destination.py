@@ -17,6 +17,7 @@ from spark_destination.core.config import parse_config
 from spark_destination.core.model import Compression, Encryption, FileParams
 from spark_destination.dialects.quoting import qualified
 from spark_destination.replay.batch_writer import new_key, shuffled, write_batch_file
+from spark_destination.runtime.spark.session import SESSION_CATALOG
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
 from spark_destination.server.proto.fivetran_sdk.v2 import (
@@ -41,7 +42,7 @@ CATALOGS_AND_DELTA = (*CATALOGS, "delta")
 # are read from.
 DELTA = "delta"
 DELTA_CONFIGURATION = {"table_format": "delta", "write_mode": "merge"}
-DELTA_CATALOG = "spark_catalog"
+DELTA_CATALOG = SESSION_CATALOG
 # The catalog kinds that are a Hive metastore (its tables on a local disk, or on S3): each
 # refuses schema and table names outside its rules, by name, before anything runs.
 METASTORES = ("hive", "hive_s3")
