@@ -151,12 +151,7 @@ def test_truncate_and_add_column_on_delta(
     assert delta_lake.counted(delta.schema, "t", "id") == Counter()
 
     wider = [*COLUMNS, column("extra", "LONG")]
-    request = pb.AlterTableRequest(
-        configuration=delta.configuration,
-        schema_name=delta.schema,
-        table=common.Table(name="t", columns=wider),
-    )
-    _ok(delta.stub.AlterTable(request))
+    _ok(delta.alter("t", wider))
     assert [c.name for c in delta.describe("t").table.columns] == [c.name for c in wider]
     _ok(
         delta.write(

@@ -75,10 +75,10 @@ def restored_on_failure(
         raise
 
 
-def _operations(session: SparkSession, ref: TableRef) -> Any:
-    """The Iceberg ``TableOperations`` of ``ref`` through the session's catalog (refreshed:
-    a catalog caches tables, and another writer may have committed since), or None."""
-    loaded = spark_table(session, ref)
+def _operations(loaded: Any) -> Any:
+    """The Iceberg ``TableOperations`` of a table just loaded from the session's catalog
+    (refreshed: a catalog caches tables, and another writer may have committed since), or
+    None (no table, or a Delta table)."""
     if loaded is None or delta_restore.is_delta(loaded):
         return None
     ops = loaded.table().operations()
@@ -97,7 +97,7 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
         loaded = spark_table(session, ref)
         if delta_restore.is_delta(loaded):
             return delta_restore.version_of(session, loaded)
-        ops = _operations(session, ref)
+        ops = _operations(loaded)
         return None if ops is None else ops.current()
     except (Py4JError, PySparkException) as exc:
         raise spark_failure(
@@ -112,7 +112,7 @@ def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.C
         delta_before = before if isinstance(before, delta_restore.DeltaVersion) else None
         delta_restore.restore(session, ref, delta_before, loaded, trail.identity.request_id)
         return
-    ops = _operations(session, ref)
+    ops = _operations(loaded)
     if ops is None and before is None:
         return
     if ops is None:
