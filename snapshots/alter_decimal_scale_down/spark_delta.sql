@@ -13,8 +13,6 @@ FROM `lake`.`sales`.`orders`;
 CREATE OR REPLACE TABLE `lake`.`sales`.`orders`
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported'
 ) AS
 SELECT

@@ -6,7 +6,5 @@ CREATE TABLE `lake`.`sales`.`orders` (
 )
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported'
 )

@@ -19,8 +19,7 @@ CREATE TABLE `lake`.`my-schema`.`order-``items``-2024` (
 )
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported',
+  'delta.columnMapping.mode'='name',
   'fivetran.columns'='[{"name":"id","primary_key":true,"type":"LONG"},{"name":"flag","type":"BOOLEAN"},{"name":"small","type":"SHORT"}]'
 )

@@ -15,8 +15,6 @@ CREATE TABLE `lake`.`sales`.`sd__pending__orders` (
 )
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported',
   'spark_destination.pending-layout'='[{"name":"id","primary_key":true,"type":"INT"},{"name":"region","primary_key":true,"type":"STRING"},{"name":"amount","precision":10,"scale":2,"type":"DECIMAL"},{"name":"note","type":"STRING"},{"name":"_fivetran_synced","type":"UTC_DATETIME"},{"name":"_fivetran_deleted","type":"BOOLEAN"},{"name":"__sd_unmodified_amount","type":"BOOLEAN"},{"name":"__sd_unmodified_note","type":"BOOLEAN"},{"name":"__sd_unmodified__fivetran_synced","type":"BOOLEAN"},{"name":"__sd_unmodified__fivetran_deleted","type":"BOOLEAN"},{"name":"__sd_op","type":"STRING"},{"name":"__sd_seq","type":"LONG"},{"name":"__sd_batch","type":"LONG"}]'
 )

@@ -29,13 +29,20 @@ WHEN MATCHED AND `s`.`__sd_rank` > 1 THEN DELETE
 WHEN MATCHED THEN UPDATE SET
   `t`.`_fivetran_deleted` = NOT COALESCE(`s`.`_fivetran_active`, FALSE);
 
--- 4. drop 3 column(s) of 'orders'
-ALTER TABLE `spark_catalog`.`sales`.`orders`
-DROP COLUMNS (
-  `_fivetran_start`,
-  `_fivetran_end`,
-  `_fivetran_active`
-);
+-- 4. rewrite 'orders' with the new columns
+CREATE OR REPLACE TABLE `spark_catalog`.`sales`.`orders`
+USING DELTA
+TBLPROPERTIES (
+  'delta.feature.timestampNtz'='supported'
+) AS
+SELECT
+  COALESCE(`id`, CAST(0 AS INT)) AS `id`,
+  COALESCE(`region`, '') AS `region`,
+  `amount` AS `amount`,
+  `desc` AS `desc`,
+  `_fivetran_synced` AS `_fivetran_synced`,
+  `_fivetran_deleted` AS `_fivetran_deleted`
+FROM `spark_catalog`.`sales`.`orders`;
 
 -- 5. set properties of 'orders'
 ALTER TABLE `spark_catalog`.`sales`.`orders`

@@ -2,8 +2,6 @@
 CREATE OR REPLACE TABLE `spark_catalog`.`sales`.`orders`
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported'
 ) AS
 SELECT

@@ -14,8 +14,6 @@ CREATE TABLE IF NOT EXISTS `spark_catalog`.`sales`.`sd__changes` (
 )
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported'
 );
 

@@ -11,8 +11,6 @@ CREATE TABLE IF NOT EXISTS `lake`.`my-schema`.`sd__changes` (
 )
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
   'delta.feature.timestampNtz'='supported'
 );
 

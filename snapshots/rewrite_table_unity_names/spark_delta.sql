@@ -1,9 +1,8 @@
 CREATE OR REPLACE TABLE `lake`.`my-schema`.`order-``items``-2024`
 USING DELTA
 TBLPROPERTIES (
-  'delta.columnMapping.mode'='name',
-  'delta.enableDeletionVectors'='true',
-  'delta.feature.timestampNtz'='supported'
+  'delta.feature.timestampNtz'='supported',
+  'delta.columnMapping.mode'='name'
 ) AS
 SELECT
   COALESCE(CAST(`id` AS BIGINT), CAST(0 AS BIGINT)) AS `id`,

@@ -80,12 +80,17 @@ def _history(spark: SparkSession, schema: str, table: str) -> list[dict[str, obj
 
 
 def _delta_rs_rows(folder: str) -> Counter[tuple[object, ...]]:
-    """(id, name, amount, _fivetran_deleted) of every row delta-rs reads: through its query
-    engine, which applies column mapping and deletion vectors (its plain Arrow export
-    refuses both reader features)."""
-    query = "SELECT id, name, amount, _fivetran_deleted FROM t"
-    table = pa.table(QueryBuilder().register("t", DeltaTable(folder)).execute(query).read_all())
+    """(id, name, amount, _fivetran_deleted) of every row delta-rs reads through its plain
+    Arrow export, which refuses a table with the ``columnMapping`` or ``deletionVectors``
+    reader feature."""
+    table = DeltaTable(folder).to_pyarrow_table(
+        columns=["id", "name", "amount", "_fivetran_deleted"]
+    )
     return Counter(tuple(row.values()) for row in table.to_pylist())
+
+
+def _reader_features(folder: str) -> set[str]:
+    return set(DeltaTable(folder).protocol().reader_features or ())
 
 
 def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
@@ -385,3 +390,62 @@ def test_a_type_change_rewrites_the_delta_table_in_one_commit(
     assert _delta_rs_rows(_folder(spark, delta.schema, "w")) == Counter(
         {(1, "a", Decimal("1.50"), None): 1, (2, "b", Decimal("2.50"), None): 1}
     )
+
+
+def test_renames_and_drops_leave_the_delta_table_readable_by_every_reader(
+    delta: Destination, delta_lake: Lake, spark: SparkSession
+) -> None:
+    """No deletion vectors and no column mapping: a rename and a drop rewrite the table."""
+    _ok(delta.create("r", [*COLUMNS, column("gone", "STRING")]))
+    rows = [["1", "a", "1.50", DAY1, "x"], ["2", "b", "2.50", DAY1, "y"]]
+    _ok(
+        delta.write(
+            "r",
+            [*COLUMNS, column("gone", "STRING")],
+            replace=[delta.write_file([*HEADER, "gone"], rows)],
+        )
+    )
+    _ok(
+        delta.write(
+            "r", COLUMNS, delete=[delta.write_file(["id", "_fivetran_synced"], [["2", DAY2]])]
+        )
+    )
+    rename = pb.RenameOperation(rename_column=pb.RenameColumn(from_column="gone", to_column="kept"))
+    request = pb.MigrateRequest(
+        configuration=delta.configuration,
+        details=pb.MigrationDetails(schema=delta.schema, table="r", rename=rename),
+    )
+    _ok(delta.stub.Migrate(request))
+    _ok(delta.alter("r", COLUMNS, drop_columns=True))
+
+    assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in COLUMNS]
+    operations = [h["operation"] for h in _history(spark, delta.schema, "r")]
+    assert operations.count("CREATE OR REPLACE TABLE AS SELECT") == 2, operations
+    folder = _folder(spark, delta.schema, "r")
+    assert _reader_features(folder) == {"timestampNtz"}
+    expected = Counter({(1, "a", Decimal("1.50"), None): 1})
+    assert (
+        delta_lake.counted(delta.schema, "r", "id", "name", "amount", "_fivetran_deleted")
+        == expected
+    )
+    assert _delta_rs_rows(folder) == expected
+
+
+def test_a_column_name_delta_refuses_as_it_is_turns_column_mapping_on(
+    delta: Destination, delta_lake: Lake, spark: SparkSession
+) -> None:
+    plain = [column("id", "INT", pk=True), column("v", "STRING")]
+    _ok(delta.create("m", plain))
+    folder = _folder(spark, delta.schema, "m")
+    assert _reader_features(folder) == {"timestampNtz"}
+    wider = [*plain, column("full name", "STRING")]
+    _ok(delta.alter("m", wider))
+    rows = [["1", "a", "Ada Lovelace"], ["2", "b", "Grace Hopper"]]
+    _ok(delta.write("m", wider, replace=[delta.write_file(["id", "v", "full name"], rows)]))
+    assert "columnMapping" in _reader_features(folder)
+    expected = Counter({(1, "a", "Ada Lovelace"): 1, (2, "b", "Grace Hopper"): 1})
+    assert delta_lake.counted(delta.schema, "m", "id", "v", "full name") == expected
+    # delta-rs reads the mapped names through its query engine.
+    query = 'SELECT id, v, "full name" FROM t'
+    read = QueryBuilder().register("t", DeltaTable(folder)).execute(query).read_all()
+    assert Counter(tuple(r.values()) for r in pa.table(read).to_pylist()) == expected

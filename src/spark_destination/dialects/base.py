@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final, Protocol, assert_never
@@ -196,6 +196,13 @@ class Dialect:
     # STRING columns with Fivetran's ``string_byte_length`` n are declared ``VARCHAR(n)``,
     # a length the table format enforces on every write (``Target.string_length_limit``).
     string_lengths: bool = False
+    # ``planner.target.Target.renames_columns_in_place``.
+    renames_columns_in_place: bool = True
+    # Characters the table format stores in a column name only behind a name mapping, and the
+    # properties that turn the mapping on (Delta: column mapping), added to a table created,
+    # rewritten or given such a column; a table without such a name never gets them.
+    mapped_name_characters: frozenset[str] = frozenset()
+    name_mapping: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if set(self.type_names) != DECLARED_TYPES:
@@ -312,6 +319,10 @@ class Dialect:
 
     def key_type_allowed(self, data_type: DataType) -> bool:
         return data_type not in self.key_types_refused
+
+    def needs_name_mapping(self, names: Iterable[str]) -> bool:
+        """A column of one of ``names`` needs the table's ``name_mapping``."""
+        return any(self.mapped_name_characters & set(name) for name in names)
 
     def name_problem(self, kind: NameKind, name: str) -> str | None:
         problem = self.names.problem(name)

@@ -40,16 +40,15 @@ from spark_destination.planner.target import Maintenance
 # Unity Catalog's refused characters in catalog, schema and table names.
 UNITY_CATALOG_REFUSED: Final = frozenset({".", " ", "/", "\x7f", *map(chr, range(0x20))})
 
-# The properties every Delta table gets, on Databricks and elsewhere.
-DELTA_TABLE_PROPERTIES: Final = (
-    # Renames and drops are metadata-only, and column names may hold spaces and other
-    # characters Parquet refuses (Delta column mapping, reader 2 / writer 5).
-    ("delta.columnMapping.mode", "name"),
-    # MERGE, UPDATE and DELETE mark rows instead of rewriting files (merge-on-read).
-    ("delta.enableDeletionVectors", "true"),
-    # TIMESTAMP_NTZ columns added later need the table feature enabled up front.
-    ("delta.feature.timestampNtz", "supported"),
-)
+# The properties every Delta table gets, on Databricks and elsewhere: TIMESTAMP_NTZ columns
+# added later need the table feature enabled up front.
+DELTA_TABLE_PROPERTIES: Final = (("delta.feature.timestampNtz", "supported"),)
+
+# Delta column mapping (reader 2 / writer 5, the ``columnMapping`` reader feature): column
+# names may hold the characters Parquet refuses, and renames and drops are metadata-only.
+DELTA_COLUMN_MAPPING: Final = (("delta.columnMapping.mode", "name"),)
+# What Delta refuses in a column name without column mapping.
+DELTA_UNMAPPED_REFUSED: Final = frozenset(" ,;{}()\n\t=")
 
 DATABRICKS_DELTA: Final = Dialect(
     name="databricks_delta",
@@ -68,11 +67,14 @@ DATABRICKS_DELTA: Final = Dialect(
         # Outside sqlglot's Databricks grammar: SHOW SCHEMAS, OPTIMIZE, VACUUM, DESCRIBE DETAIL.
         commands=frozenset({"show_namespaces", "optimize", "vacuum", "table_health"}),
     ),
+    # Databricks reads column mapping and deletion vectors, so every table gets both.
     table_properties=(
-        *DELTA_TABLE_PROPERTIES[:2],
+        *DELTA_COLUMN_MAPPING,
+        # MERGE, UPDATE and DELETE mark rows instead of rewriting files (merge-on-read).
+        ("delta.enableDeletionVectors", "true"),
         # ALTER COLUMN ... TYPE widens in place (Databricks Runtime 15.4 LTS and above).
         ("delta.enableTypeWidening", "true"),
-        *DELTA_TABLE_PROPERTIES[2:],
+        *DELTA_TABLE_PROPERTIES,
     ),
     # Delta has SMALLINT (and every other type Spark declares); NAIVE_TIME is text.
     type_names=SPARK_TYPE_NAMES,

@@ -16,6 +16,11 @@ on delta-spark 3.3.3 with pyspark 3.5.9 (``tests/spark/test_delta.py`` runs the 
   (``KeyStyle.COLUMN_METADATA``), as DescribeTable reads it back;
 - no ``VARCHAR(n)`` length check on writes: Databricks enforces the length, Delta OSS keeps
   the declared type as STRING, so string lengths are not declared;
+- plain tables, readable by every Delta reader: no deletion vectors (a MERGE rewrites the
+  files it changes), and column mapping only for a table with a column name Delta refuses
+  (a space, a comma, ...). Both are reader features that delta-rs 1.6's plain reads
+  (``DeltaTable.to_pyarrow_table``) refuse; so a column rename or drop rewrites the table in
+  one commit, as a type change does, instead of turning column mapping on;
 - table names are those of Spark's session catalog, which keeps them in lower case; the
   names Unity Catalog refuses are refused here too, so both Delta dialects take the same
   names and a table's folder under the warehouse is its name.
@@ -27,7 +32,12 @@ import dataclasses
 from typing import Final
 
 from spark_destination.dialects.base import KeyStyle
-from spark_destination.dialects.databricks_delta import DATABRICKS_DELTA, DELTA_TABLE_PROPERTIES
+from spark_destination.dialects.databricks_delta import (
+    DATABRICKS_DELTA,
+    DELTA_COLUMN_MAPPING,
+    DELTA_TABLE_PROPERTIES,
+    DELTA_UNMAPPED_REFUSED,
+)
 
 SPARK_DELTA: Final = dataclasses.replace(
     DATABRICKS_DELTA,
@@ -42,6 +52,9 @@ SPARK_DELTA: Final = dataclasses.replace(
     # Nothing to change: no constraint and no NOT NULL is needed for a key column.
     changes_key_in_place=True,
     string_lengths=False,
+    renames_columns_in_place=False,
+    mapped_name_characters=DELTA_UNMAPPED_REFUSED,
+    name_mapping=DELTA_COLUMN_MAPPING,
     executable=True,
     missing="",
 )

@@ -100,7 +100,8 @@ def plan_alter_table(
         ops.append(CheckUniqueKeyOp(table=ref, key=key_changes))
 
     key_needs_rewrite = bool(joining or (old_key and not new_key))
-    if rewritten or (key_needs_rewrite and not target.changes_key_in_place):
+    drops_need_rewrite = bool(dropped) and not target.renames_columns_in_place
+    if rewritten or drops_need_rewrite or (key_needs_rewrite and not target.changes_key_in_place):
         ops.append(RewriteTableOp(table=ref, columns=changes))
         if new_key:
             ops.append(SetPrimaryKeyOp(table=ref, columns=new_key))

@@ -6,7 +6,8 @@ its lock tables refuses every commit lock; one with
 setup test finds that before the first sync, on a probe table in a namespace the destination
 owns (``sd__`` names are the destination's own), one step at a time so a failure names the
 step: create the namespace, create the table (a locked commit), change a property (another
-locked commit), drop a column, drop the table.
+locked commit), drop a column (a rewrite where the table format drops none in place), drop
+the table.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from typing import Final
 from spark_destination.core.model import Column, DataType
 from spark_destination.core.names import OWN_PREFIX
 from spark_destination.planner.ir import (
+    ColumnChange,
     CreateNamespaceOp,
     CreateTableOp,
     DropColumnsOp,
     DropTableOp,
+    Op,
     Plan,
+    RewriteTableOp,
     SetPropertiesOp,
     TableRef,
 )
@@ -65,6 +69,10 @@ def plan_catalog_probe(catalog: str, *, target: Target, name: str | None = None)
         Column(name="kept", type=DataType.INT),
     )
     drop = Plan(ops=(DropTableOp(table=table),))
+    drop_column: tuple[Op, ...] = (DropColumnsOp(table=table, columns=(DROPPED,)),)
+    if not target.renames_columns_in_place:
+        kept = tuple(ColumnChange(source=c, target=c) for c in columns if c.name != DROPPED)
+        drop_column = (RewriteTableOp(table=table, columns=kept),)
     return Probe(
         table=table,
         steps=(
@@ -80,7 +88,7 @@ def plan_catalog_probe(catalog: str, *, target: Target, name: str | None = None)
                 ProbeStep.PROPERTY,
                 Plan(ops=(SetPropertiesOp(table=table, properties=((PROBE_PROPERTY, "1"),)),)),
             ),
-            (ProbeStep.DROP_COLUMN, Plan(ops=(DropColumnsOp(table=table, columns=(DROPPED,)),))),
+            (ProbeStep.DROP_COLUMN, Plan(ops=drop_column)),
             (ProbeStep.DROP_TABLE, drop),
         ),
         cleanup=drop,

@@ -63,6 +63,7 @@ from spark_destination.core.requests import (
     UpdateColumnValue,
 )
 from spark_destination.planner.ir import (
+    ColumnChange,
     CopyRowsOp,
     CopyRowsToHistoryOp,
     DropTableOp,
@@ -90,6 +91,7 @@ from spark_destination.planner.migrate_steps import (
     no_history_columns,
     null_or,
     require_table,
+    rewrite_ops,
     table_column,
 )
 from spark_destination.planner.tables import table_ref
@@ -123,7 +125,7 @@ def plan_migrate(request: MigrateRequest, tables: Tables, *, catalog: str, targe
         case CopyColumn():
             return _copy_column(target, op, ref, require_table(request, current))
         case RenameColumn():
-            return _rename_column(op, ref, require_table(request, current))
+            return _rename_column(target, op, ref, require_table(request, current))
         case CopyTable():
             return _copy_table(target, request, op, tables, catalog)
         case RenameTable():
@@ -135,7 +137,7 @@ def plan_migrate(request: MigrateRequest, tables: Tables, *, catalog: str, targe
         case DropColumnInHistoryMode():
             return drop_column_in_history(op, ref, require_table(request, current))
         case TableSyncModeMigration():
-            return sync_mode(request, op, tables, ref)
+            return sync_mode(target, request, op, tables, ref)
         case _:
             assert_never(op)
 
@@ -200,7 +202,7 @@ def _copy_column(sql_target: Target, op: CopyColumn, ref: TableRef, table: Table
     return Plan(ops=tuple(ops))
 
 
-def _rename_column(op: RenameColumn, ref: TableRef, table: Table) -> Plan:
+def _rename_column(sql_target: Target, op: RenameColumn, ref: TableRef, table: Table) -> Plan:
     source, target = table.column(op.from_column), table.column(op.to_column)
     if not op.to_column:
         raise InvalidRequestError(f"rename_column of {table.name!r} names no to_column")
@@ -217,11 +219,20 @@ def _rename_column(op: RenameColumn, ref: TableRef, table: Table) -> Plan:
         return Plan(ops=(metadata_op(ref, table.columns),))
     renamed = replace(source, name=op.to_column)
     final = tuple(renamed if c.name == source.name else c for c in table.columns)
+    rename: tuple[Op, ...] = (
+        RenameColumnOp(table=ref, from_column=source.name, to_column=op.to_column),
+    )
+    if not sql_target.renames_columns_in_place:
+        changes = tuple(
+            ColumnChange(source=c, target=renamed if c.name == source.name else c)
+            for c in table.columns
+        )
+        rename = tuple(rewrite_ops(ref, changes))
     return Plan(
         ops=(
             # Both names first, so the Fivetran type survives an interruption after the rename.
             metadata_op(ref, (*table.columns, renamed)),
-            RenameColumnOp(table=ref, from_column=source.name, to_column=op.to_column),
+            *rename,
             metadata_op(ref, final),
         )
     )

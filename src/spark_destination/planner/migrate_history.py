@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import assert_never
 
@@ -28,6 +29,7 @@ from spark_destination.core.requests import (
 from spark_destination.planner.history import history_key
 from spark_destination.planner.ir import (
     CheckHistoryStartOp,
+    ColumnChange,
     DropColumnsOp,
     DropNotNullOp,
     HistoryColumnChangeOp,
@@ -52,8 +54,10 @@ from spark_destination.planner.migrate_steps import (
     null_or,
     operation_time,
     require_table,
+    rewrite_ops,
     table_column,
 )
+from spark_destination.planner.target import Target
 
 
 def _history_table(table: Table, what: str) -> tuple[str, ...]:
@@ -138,14 +142,18 @@ def _history_change(
 
 
 def sync_mode(
-    request: MigrateRequest, op: TableSyncModeMigration, tables: Tables, ref: TableRef
+    target: Target,
+    request: MigrateRequest,
+    op: TableSyncModeMigration,
+    tables: Tables,
+    ref: TableRef,
 ) -> Plan:
     deleted = op.soft_deleted_column or DELETED
     match op.type:
         case SyncModeMigrationType.SOFT_DELETE_TO_HISTORY:
             return _soft_delete_to_history(ref, _table(request, tables), deleted)
         case SyncModeMigrationType.HISTORY_TO_SOFT_DELETE:
-            return _history_to_soft_delete(ref, _table(request, tables), deleted)
+            return _history_to_soft_delete(target, ref, _table(request, tables), deleted)
         case (
             SyncModeMigrationType.SOFT_DELETE_TO_LIVE
             | SyncModeMigrationType.HISTORY_TO_LIVE
@@ -215,7 +223,7 @@ def _finish_history(ref: TableRef, columns: Sequence[Column]) -> list[Op]:
     ]
 
 
-def _history_to_soft_delete(ref: TableRef, table: Table, deleted: str) -> Plan:
+def _history_to_soft_delete(target: Target, ref: TableRef, table: Table, deleted: str) -> Plan:
     if not is_history(table):
         if table.column(deleted) is not None and not any(table.column(c) for c in HISTORY_COLUMNS):
             # Done by an earlier attempt; rewrite the metadata in its final form.
@@ -229,12 +237,18 @@ def _history_to_soft_delete(ref: TableRef, table: Table, deleted: str) -> Plan:
         ops += add_column_ops(ref, table, deleted_column)
     final = tuple(c for c in (*table.columns, deleted_column) if c.name not in HISTORY_COLUMNS)
     final = tuple({c.name: c for c in final}.values())
-    ops += [
+    ops.append(
         KeepLatestVersionsOp(
             table=ref, key=key, start=HISTORY_START, active=HISTORY_ACTIVE, deleted=deleted
-        ),
-        SetPrimaryKeyOp(table=ref, columns=key),
-        DropColumnsOp(table=ref, columns=HISTORY_COLUMNS),
-        metadata_op(ref, final),
-    ]
+        )
+    )
+    if target.renames_columns_in_place:
+        ops += [
+            SetPrimaryKeyOp(table=ref, columns=key),
+            DropColumnsOp(table=ref, columns=HISTORY_COLUMNS),
+        ]
+    else:
+        keyed = tuple(replace(c, primary_key=c.name in key) for c in final)
+        ops += rewrite_ops(ref, [ColumnChange(source=c, target=c) for c in keyed])
+    ops.append(metadata_op(ref, final))
     return Plan(ops=tuple(ops))

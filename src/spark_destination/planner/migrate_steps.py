@@ -26,8 +26,10 @@ from spark_destination.planner import metadata
 from spark_destination.planner.ir import (
     AddColumnsOp,
     CheckLiteralOp,
+    ColumnChange,
     CreateTableOp,
     Op,
+    RewriteTableOp,
     SetPrimaryKeyOp,
     SetPropertiesOp,
     TableRef,
@@ -108,6 +110,15 @@ def same_shape(target: Target, table: Table, columns: Sequence[Column]) -> bool:
 
 def key_of(columns: Sequence[Column]) -> tuple[str, ...]:
     return tuple(c.name for c in columns if c.primary_key)
+
+
+def rewrite_ops(ref: TableRef, changes: Sequence[ColumnChange]) -> list[Op]:
+    """The table rewritten as ``changes`` in one commit (where the target cannot rename or
+    drop a column in place), then its key set again: a rewrite loses it."""
+    ops: list[Op] = [RewriteTableOp(table=ref, columns=tuple(changes))]
+    if key := key_of([c.target for c in changes]):
+        ops.append(SetPrimaryKeyOp(table=ref, columns=key))
+    return ops
 
 
 def fill_table(

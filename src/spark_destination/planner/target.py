@@ -66,6 +66,12 @@ class Target(Protocol):
         no NULL), and the key can be dropped in place; otherwise both need a rewrite."""
         ...
 
+    @property
+    def renames_columns_in_place(self) -> bool:
+        """Renaming or dropping a column changes only metadata; otherwise the table is
+        rewritten without it (or under its new name) in one commit."""
+        ...
+
     def key_type_allowed(self, data_type: DataType) -> bool:
         """A column of this type may be part of the primary key."""
         ...

@@ -10,6 +10,7 @@ runs is exactly the SQL a preview or a golden snapshot shows.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Final
 
@@ -106,11 +107,15 @@ class Renderer:
         table_format: bool = True,
         layout: TableLayout | None = None,
         replacing: bool = False,
+        columns: Iterable[str] = (),
     ) -> list[tuple[exp.Literal, exp.Literal]]:
         """The table format's properties (unless ``table_format`` is false) with those of
-        ``layout`` in their place, then the destination's own, as string literals. A table
-        ``replacing`` itself keeps its format version."""
+        ``layout`` in their place, the name mapping if one of ``columns`` needs it, then the
+        destination's own, as string literals. A table ``replacing`` itself keeps its format
+        version."""
         formats = dict(self.dialect.table_properties if table_format else ())
+        if self.dialect.needs_name_mapping(columns):
+            formats.update(self.dialect.name_mapping)
         style = self.dialect.layout
         if layout is not None and style is not None:
             formats.update(style.properties(layout))

@@ -132,7 +132,9 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
                 table=r.table(op.table),
                 columns=[r.column_definition(c) for c in op.columns],
                 using=r.using(),
-                properties=r.properties(op.properties, layout=op.layout),
+                properties=r.properties(
+                    op.properties, layout=op.layout, columns=(c.name for c in op.columns)
+                ),
                 partitioned_by=partitioned_by(r, op.layout),
             )
             sql = r.template("create_table", context)
@@ -147,7 +149,17 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             )
             sql = r.template("add_columns", context)
             summary = f"add {len(op.columns)} column(s) to {op.table.name!r}"
-            return (r.statement(op, sql, summary),)
+            added = r.statement(op, sql, summary)
+            if not r.dialect.needs_name_mapping(c.name for c in op.columns):
+                return (added,)
+            # Turned on before the column comes (a no-op where it is on already).
+            mapping = PropertiesContext(
+                table=r.table(op.table),
+                properties=r.properties(r.dialect.name_mapping, table_format=False),
+            )
+            sql = r.template("set_properties", mapping)
+            summary = f"map the column names of {op.table.name!r}"
+            return (r.statement(op, sql, summary), added)
         case SetPropertiesOp():
             # Only the destination's own properties: the format's were set at creation.
             properties = r.properties(op.properties, table_format=False)

@@ -274,7 +274,12 @@ def _rewrite_to_history(r: Renderer, op: RewriteToHistoryOp) -> Skeleton:
     context = RewriteToHistoryContext(
         table=r.table(op.table),
         using=r.using(),
-        properties=r.properties((), layout=op.layout, replacing=True),
+        properties=r.properties(
+            (),
+            layout=op.layout,
+            replacing=True,
+            columns=(*(c.name for c in op.columns), op.start, op.end, op.active),
+        ),
         partitioned_by=partitioned_by(r, op.layout),
         select=_history_select(
             [c.name for c in op.columns], (op.start, op.end, op.active), (start, end, active)
@@ -296,7 +301,9 @@ def _rewrite_table(r: Renderer, op: RewriteTableOp) -> Skeleton:
     context = RewriteContext(
         table=r.table(op.table),
         using=r.using(),
-        properties=r.properties((), layout=op.layout, replacing=True),
+        properties=r.properties(
+            (), layout=op.layout, replacing=True, columns=(c.target.name for c in op.columns)
+        ),
         partitioned_by=partitioned_by(r, op.layout),
         select=select,
     )
