@@ -10,6 +10,7 @@ from spark_destination.core.errors import InvalidRequestError, UnsupportedOperat
 from spark_destination.core.model import Column, DataType, DecimalParams, Table
 from spark_destination.core.requests import AlterTableRequest
 from spark_destination.dialects.render import render_plan
+from spark_destination.dialects.spark_delta import SPARK_DELTA
 from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.planner import metadata
 from spark_destination.planner.alter import plan_alter_table
@@ -235,6 +236,22 @@ def test_drop_columns_false_keeps_missing_columns_true_drops_them() -> None:
     assert isinstance(drop, DropColumnsOp)
     assert drop.columns == ("amount", "count", "ratio", "note", "_fivetran_synced")
     assert stored(dropped) == (ID, REGION)
+
+
+def test_a_target_that_drops_no_column_in_place_rewrites_the_table_without_it() -> None:
+    request = AlterTableRequest(
+        schema="s", table=Table(name="orders", columns=(ID, REGION)), drop_columns=True
+    )
+    result = plan_alter_table(request, CURRENT, catalog="spark_catalog", target=SPARK_DELTA)
+    render_plan(result, SPARK_DELTA)
+    assert kinds(result) == [RewriteTableOp, SetPrimaryKeyOp, SetPropertiesOp]
+    rewrite = result.ops[0]
+    assert isinstance(rewrite, RewriteTableOp)
+    assert rewrite.columns == (
+        ColumnChange(source=ID, target=ID),
+        ColumnChange(source=REGION, target=REGION),
+    )
+    assert stored(result) == (ID, REGION)
 
 
 def test_missing_table_and_bad_definitions_are_refused() -> None:
