@@ -96,14 +96,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     on a catalog other than the run's (``catalog_kind``): the catalog does not change which
     steps a request takes, and each catalog's own deferred-mode tests (test_hive_catalog,
     test_rest_catalog) set the mode, so they ran in the first pass."""
-    # Delta takes merge mode only (``engine.table_format``; test_delta checks the refusal):
-    # a module parametrized over both write modes and over Delta leaves out that pair.
-    unsupported = [
-        item
-        for item in items
-        if getattr(getattr(item, "callspec", None), "params", {}).get("catalog_kind") == DELTA
-        and item.callspec.params.get("dest") == "deferred"  # type: ignore[attr-defined]
-    ]
+    unsupported: list[pytest.Item] = []
     # A module may run only some of its tests on Delta in CI (``DELTA_IN_CI``, the names of
     # its test functions); SPARK_DESTINATION_DELTA_ALL=1 runs every one.
     if not DELTA_ALL:
@@ -320,7 +313,7 @@ def lake(
     if not catalog_configuration:
         return Lake(session=spark, catalog=spark_settings.catalog, flush=engine.flush_pending)
     if catalog_configuration.get("table_format") == DELTA:
-        return Lake(session=spark, catalog=DELTA_CATALOG)
+        return Lake(session=spark, catalog=DELTA_CATALOG, flush=engine.flush_pending)
     spec = settings_for(parse_config(catalog_configuration)).catalog_spec
     return Lake(
         session=spark,

@@ -21,16 +21,18 @@ import pytest
 from spark_destination.core.config import parse_config
 from spark_destination.dialects.quoting import qualified
 from spark_destination.dialects.render import render_plan
-from spark_destination.dialects.spark_iceberg import SPARK_ICEBERG
 from spark_destination.engine.engine import Engine, SessionProvider
+from spark_destination.engine.table_format import catalog_of, configured_dialect
 from spark_destination.planner.deferred import plan_flush
 from spark_destination.planner.ir import HIGH_MARKER, FlushPendingOp, TableRef
 from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from tests.spark.conftest import CATALOG
 from tests.spark.test_history_grpc import history_columns, write_history
 from tests.support.destination import (
+    DELTA,
     METASTORES,
     NULL,
     UNMOD,
@@ -47,6 +49,11 @@ if TYPE_CHECKING:
 
 # One write mode is enough: it sets both modes itself.
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
+# Also on Delta in every run: a flush's restore and its recovery read the table's own
+# history, Delta's log there (SPARK_DESTINATION_CATALOG=delta runs the whole module on Delta).
+ALSO_ON_DELTA = pytest.mark.parametrize(
+    "catalog_kind", tuple(dict.fromkeys((CATALOG, DELTA))), indirect=True
+)
 
 SYNC1, SYNC2, SYNC3 = (
     "2024-03-01T10:00:00.000Z",
@@ -353,6 +360,7 @@ def test_rows_left_pending_by_another_process_are_flushed_by_the_first_request(
         assert rows(lake, pair[0].schema) == rows(lake, pair[1].schema)
 
 
+@ALSO_ON_DELTA
 def test_an_interrupted_flush_whose_merge_committed_is_finished_not_repeated(
     dest: Destination, lake: Lake, spark: SparkSession, spark_settings: SparkSettings
 ) -> None:
@@ -392,16 +400,15 @@ def test_the_fold_alone_would_not_survive_a_second_run_for_a_key_updated_while_a
         create_both(pair)
         write_sequence(pair)
         config = engine.config(pair[0].configuration)
-        ref = TableRef(catalog=config.catalog, schema=pair[0].schema, name="t")
-        pending = TableRef(catalog=config.catalog, schema=pair[0].schema, name="sd__pending__t")
+        ref = TableRef(catalog=catalog_of(config), schema=pair[0].schema, name="t")
+        pending = TableRef(catalog=ref.catalog, schema=pair[0].schema, name="sd__pending__t")
+        dialect = configured_dialect(config)
         executor = Executor(engine.sessions.for_request(config))
         table = executor.describe(ref)
         assert table is not None
         (merge,) = (
             s
-            for s in render_plan(
-                plan_flush(ref, table, pending, target=SPARK_ICEBERG), SPARK_ICEBERG
-            )
+            for s in render_plan(plan_flush(ref, table, pending, target=dialect), dialect)
             if isinstance(s.op, FlushPendingOp)
         )
         for _ in range(2):
@@ -412,6 +419,7 @@ def test_the_fold_alone_would_not_survive_a_second_run_for_a_key_updated_while_a
         assert by_key[7][2] == 5  # merge mode (and one flush) leave it NULL
 
 
+@ALSO_ON_DELTA
 def test_a_failed_flush_leaves_both_tables_as_they_were(
     dest: Destination, lake: Lake, engine: Engine
 ) -> None:

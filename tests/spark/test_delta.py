@@ -233,7 +233,6 @@ def test_iceberg_and_delta_tables_share_one_jvm(
 
 def test_delta_refuses_settings_it_cannot_work_with(delta: Destination) -> None:
     for extra, named in (
-        ({"write_mode": "deferred"}, "write_mode deferred"),
         ({"catalog_type": "hive", "catalog_uri": "thrift://127.0.0.1:1"}, "catalog_type hive"),
     ):
         configured = replace(delta, configuration={**delta.configuration, **extra})

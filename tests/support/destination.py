@@ -41,7 +41,7 @@ CATALOGS_AND_DELTA = (*CATALOGS, "delta")
 # The catalog kind that is Delta Lake, its request keys, and the Spark catalog its tables
 # are read from.
 DELTA = "delta"
-DELTA_CONFIGURATION = {"table_format": "delta", "write_mode": "merge"}
+DELTA_CONFIGURATION = {"table_format": "delta"}
 DELTA_CATALOG = SESSION_CATALOG
 # The catalog kinds that are a Hive metastore (its tables on a local disk, or on S3): each
 # refuses schema and table names outside its rules, by name, before anything runs.

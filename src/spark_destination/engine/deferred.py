@@ -34,6 +34,7 @@ from spark_destination.dialects.render import render_plan
 from spark_destination.dialects.rendered import RenderedPlan
 from spark_destination.engine.flush_scheduler import FlushScheduler, TableKey
 from spark_destination.engine.planning import changes_table_of
+from spark_destination.engine.table_format import catalog_of
 from spark_destination.planner.deferred import (
     pending_layout,
     pending_ref,
@@ -91,14 +92,14 @@ class DeferredWrites:
     def __init__(
         self,
         *,
-        dialect: Dialect,
+        dialect_for: Callable[[DestinationConfig], Dialect],
         executor_for: Callable[[DestinationConfig], Executor],
         lock_for: Callable[[DestinationConfig, TableRef], threading.Lock],
         key_for: Callable[[DestinationConfig, TableRef], TableKey],
         committed: Callable[[DestinationConfig, TableRef, Executor], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._dialect = dialect
+        self._dialect_for = dialect_for
         self._executor_for = executor_for
         self._lock_for = lock_for
         self._key_for = key_for
@@ -148,7 +149,7 @@ class DeferredWrites:
         plan = plan_deferred_write(
             request,
             current,
-            catalog=config.catalog,
+            catalog=catalog_of(config),
             target=self._target(config),
             pending=state.pending,
             existing_layout=state.layout if state.exists else None,
@@ -161,7 +162,7 @@ class DeferredWrites:
         try:
             with restored_on_failure(executor.session, (state.pending,), executor.trail):
                 outcome = executor.run(
-                    self._render(plan), dataclasses.replace(batch, parameters=counters)
+                    self._render(plan, config), dataclasses.replace(batch, parameters=counters)
                 )
         except BaseException:
             state.stale = True  # the append may or may not have committed: look again
@@ -199,7 +200,7 @@ class DeferredWrites:
             return
         state = self._state(executor, config, ref)
         if state.exists:
-            executor.run(self._render(plan_drop_pending(state.pending)))
+            executor.run(self._render(plan_drop_pending(state.pending), config))
         self._reset(state)
 
     # --- Scheduled and final flushes ---------------------------------------------------------
@@ -279,7 +280,7 @@ class DeferredWrites:
 
     def _target(self, config: DestinationConfig) -> Dialect:
         """The dialect on ``config``'s catalog (a Hive metastore refuses more names)."""
-        return self._dialect.for_catalog(config.catalog_type)
+        return self._dialect_for(config).for_catalog(config.catalog_type)
 
     def _key(self, config: DestinationConfig, ref: TableRef, pending: TableRef) -> TableKey:
         return (*self._key_for(config, ref), pending.name)
@@ -298,7 +299,7 @@ class DeferredWrites:
 
     def _look(self, executor: Executor, state: _Pending) -> None:
         """Read the intermediate table (the first touch, or after a failure)."""
-        (stats,) = self._render(plan_pending_stats(state.ref, state.pending))
+        (stats,) = self._render(plan_pending_stats(state.ref, state.pending), state.config)
         found = read_pending(executor, stats, state.pending)
         self._reset(state)
         if found is not None:
@@ -341,12 +342,14 @@ class DeferredWrites:
                 state.pending.name,
                 state.rows,
             )
-            executor.run(self._render(plan_drop_pending(state.pending)))
+            executor.run(self._render(plan_drop_pending(state.pending), state.config))
             self._reset(state)
             return None
         plan = plan_flush(state.ref, current, state.pending, target=self._target(state.config))
         try:
-            outcome = run_flush(executor, self._render(plan), state.ref, state.pending)
+            outcome = run_flush(
+                executor, self._render(plan, state.config), state.ref, state.pending
+            )
         except BaseException:
             state.stale = True
             raise
@@ -376,14 +379,15 @@ class DeferredWrites:
         return outcome
 
     def _expire(self, executor: Executor, state: _Pending) -> None:
-        plan = plan_expire_pending(state.pending, now=datetime.now(UTC), target=self._dialect)
+        target = self._dialect_for(state.config)
+        plan = plan_expire_pending(state.pending, now=datetime.now(UTC), target=target)
         try:
-            executor.run(self._render(plan))
+            executor.run(self._render(plan, state.config))
             state.commits = 0
         except Exception as exc:  # the intermediate table stays correct without it
             log.warning(
                 "expiring old snapshots of %s failed (%s)", state.pending.name, type(exc).__name__
             )
 
-    def _render(self, plan: Plan) -> RenderedPlan:
-        return render_plan(plan, self._dialect)
+    def _render(self, plan: Plan, config: DestinationConfig) -> RenderedPlan:
+        return render_plan(plan, self._dialect_for(config))

@@ -145,7 +145,7 @@ class Engine:
         self._locks_guard = threading.Lock()
         self._maintenance = MaintenanceScheduler(self._auto_maintain)
         self._deferred = DeferredWrites(
-            dialect=dialect,
+            dialect_for=self._dialect_of,
             executor_for=self._executor,
             lock_for=self._lock,
             key_for=self._key,

@@ -11,7 +11,6 @@ from spark_destination.core.config import (
     DestinationConfig,
     Storage,
     TableFormat,
-    WriteMode,
 )
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import is_uri
@@ -58,8 +57,6 @@ def check_table_format(config: DestinationConfig) -> None:
         )
     if config.storage is not Storage.LOCAL or is_uri(config.warehouse):
         problems.append("a warehouse that is not a local or shared-mount path")
-    if config.write_mode is not WriteMode.MERGE:
-        problems.append(f"write_mode {config.write_mode.value} (Delta takes merge)")
     if problems:
         raise ConfigurationError(
             "table_format delta does not work with " + "; ".join(problems) + " in this version"

@@ -46,12 +46,17 @@ from spark_destination.planner.ir import (
     PendingStatsOp,
     TableRef,
 )
-from spark_destination.runtime.execute import commits, faults
+from spark_destination.runtime.execute import commits, delta_log, faults
 from spark_destination.runtime.execute.executor import Batch, Executor
 from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
-from spark_destination.runtime.execute.table_loader import catalog_plugin, load_table
-from spark_destination.runtime.spark.java_values import java_class
+from spark_destination.runtime.execute.table_loader import (
+    catalog_and_identifier,
+    catalog_plugin,
+    load_table,
+    spark_table,
+)
+from spark_destination.runtime.spark.java_values import java_class, java_map
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,6 +67,8 @@ log = logging.getLogger(__name__)
 MARKER_PROPERTY: Final = "spark_destination.flush"
 # A table without a snapshot yet (created, never written).
 NO_SNAPSHOT: Final = "none"
+# Spark's catalog change that sets a table property (the flush record on a Delta table).
+_TABLE_CHANGE: Final = "org.apache.spark.sql.connector.catalog.TableChange"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,28 +249,52 @@ def _counts(executor: Executor, stats: Statement) -> PendingCounts:
     )
 
 
-def _iceberg(session: SparkSession, ref: TableRef) -> Any:
-    """The Iceberg table behind ``ref``, refreshed (its latest metadata)."""
-    table = commits.iceberg_table(session, ref)
+def _loaded(session: SparkSession, ref: TableRef) -> Any:
+    """The catalog's table behind ``ref`` (Iceberg or Delta), as it is now."""
+    table = spark_table(session, ref)
     if table is None:
         raise ExecutionError(f"table {ref.schema!r}.{ref.name!r} disappeared during a flush")
     return table
 
 
+def _iceberg(loaded: Any) -> Any:
+    """The Iceberg table of a loaded Spark table, refreshed (its latest metadata)."""
+    table = loaded.table()
+    table.refresh()
+    return table
+
+
 def _snapshot(session: SparkSession, ref: TableRef) -> str:
-    current = _iceberg(session, ref).currentSnapshot()
+    """The table's current snapshot id (Iceberg) or version (Delta), as text."""
+    loaded = _loaded(session, ref)
+    if delta_log.is_delta(loaded):
+        return str(delta_log.latest_version(session, delta_log.path_of(loaded)))
+    current = _iceberg(loaded).currentSnapshot()
     return NO_SNAPSHOT if current is None else str(current.snapshotId())
 
 
+def _carries(session: SparkSession, table: TableRef, marker: Marker) -> bool:
+    """A live commit of ``table`` carries the flush id ``marker`` records: Iceberg's live
+    snapshots' summaries, or the commit info of Delta's commits since the version recorded
+    that no later RESTORE undid."""
+    loaded = _loaded(session, table)
+    if delta_log.is_delta(loaded):
+        since = int(marker.snapshot) if marker.snapshot.isdigit() else -1
+        # A RESTORE (a failed flush put back) undoes the commits after the version it names.
+        found = delta_log.commits_since(session, delta_log.path_of(loaded), since)
+        return delta_log.live_commit(found, marker.flush_id)
+    summaries = commits.summaries(_iceberg(loaded)).values()
+    return any(s.get(commits.FLUSH_ID) == marker.flush_id for s in summaries)
+
+
 def _merged(session: SparkSession, table: TableRef, marker: Marker) -> bool:
-    """Whether the flush ``marker`` records committed its MERGE into ``table``: a snapshot
-    of the table carries its id. Another writer's commit (a compaction, an append) moves the
+    """Whether the flush ``marker`` records committed its MERGE into ``table``: a commit of
+    the table carries its id. Another writer's commit (a compaction, an append) moves the
     table too, so a changed snapshot alone proves nothing; only records without an id (older
     versions) fall back to it."""
     if not marker.flush_id:
         return _snapshot(session, table) != marker.snapshot
-    summaries = commits.summaries(_iceberg(session, table)).values()
-    if any(s.get(commits.FLUSH_ID) == marker.flush_id for s in summaries):
+    if _carries(session, table, marker):
         return True
     if _snapshot(session, table) != marker.snapshot:
         # Moved by another writer, or the flush's snapshot was expired since: folding the
@@ -278,7 +309,7 @@ def _merged(session: SparkSession, table: TableRef, marker: Marker) -> bool:
 
 
 def _marker(session: SparkSession, pending: TableRef) -> Marker | None:
-    properties = _iceberg(session, pending).properties()
+    properties = java_map(_loaded(session, pending).properties())
     return Marker.parse(properties.get(MARKER_PROPERTY))
 
 
@@ -286,7 +317,18 @@ def _set_marker(session: SparkSession, pending: TableRef, marker: Marker) -> Non
     from py4j.protocol import Py4JError
 
     try:
-        _iceberg(session, pending).updateProperties().set(MARKER_PROPERTY, marker.text).commit()
+        loaded = _loaded(session, pending)
+        if delta_log.is_delta(loaded):
+            # A metadata commit through the catalog API (the runtime renders no SQL).
+            catalog, ident = catalog_and_identifier(session, pending)
+            change = java_class(session, _TABLE_CHANGE).setProperty(MARKER_PROPERTY, marker.text)
+            gateway = session.sparkContext._gateway
+            assert gateway is not None
+            changes = gateway.new_array(java_class(session, _TABLE_CHANGE), 1)
+            changes[0] = change
+            catalog.alterTable(ident, changes)
+        else:
+            _iceberg(loaded).updateProperties().set(MARKER_PROPERTY, marker.text).commit()
     except Py4JError as exc:
         raise spark_failure(
             f"recording the flush in {pending.name!r} failed: {describe_spark_error(exc)}", exc

@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute import delta_log
 from spark_destination.runtime.execute.table_loader import drop_created
-from spark_destination.runtime.spark.java_values import java_class
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
-# Delta's Spark table class (what the session catalog loads for a Delta table).
-DELTA_SPARK_TABLE: Final = "org.apache.spark.sql.delta.catalog.DeltaTableV2"
-_DELTA_TABLE: Final = "io.delta.tables.DeltaTable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,32 +34,17 @@ class DeltaVersion:
     version: int
 
 
-def is_delta(loaded: Any) -> bool:
-    return loaded is not None and str(loaded.getClass().getName()) == DELTA_SPARK_TABLE
-
-
 def version_of(session: SparkSession, loaded: Any) -> DeltaVersion:
-    path = str(loaded.path().toString())
-    return DeltaVersion(path=path, version=_latest(session, path))
-
-
-def _table(session: SparkSession, path: str) -> Any:
-    return java_class(session, _DELTA_TABLE).forPath(session._jsparkSession, path)
-
-
-def _latest(session: SparkSession, path: str) -> int:
-    return int(_table(session, path).history(1).head().getLong(0))
+    path = delta_log.path_of(loaded)
+    return DeltaVersion(path=path, version=delta_log.latest_version(session, path))
 
 
 def _all_own(session: SparkSession, path: str, since: int, request_id: str) -> bool:
     """Every commit after version ``since`` carries ``request_id`` in its commit info."""
-    latest = _latest(session, path)
-    rows = _table(session, path).history(latest - since).collectAsList()
-    for row in rows:
-        metadata = row.getAs("userMetadata")
-        if metadata is None or request_id not in str(metadata):
-            return False
-    return True
+    return all(
+        commit.user_metadata is not None and request_id in commit.user_metadata
+        for commit in delta_log.commits_since(session, path, since)
+    )
 
 
 def restore(
@@ -71,7 +52,7 @@ def restore(
 ) -> None:
     """Put ``ref`` back at ``before`` (None: the request created it) where every commit since
     is the request's own."""
-    if loaded is None or not is_delta(loaded):
+    if loaded is None or not delta_log.is_delta(loaded):
         return
     now = version_of(session, loaded)
     since = -1 if before is None else before.version
@@ -88,5 +69,5 @@ def restore(
     if before is None:
         drop_created(session, ref)
         return
-    _table(session, now.path).restoreToVersion(before.version)
+    delta_log.restore_to(session, now.path, before.version)
     log.info("restored %s.%s to version %d", ref.schema, ref.name, before.version)

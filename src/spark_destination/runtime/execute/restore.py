@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
-from spark_destination.runtime.execute import commits, delta_restore
+from spark_destination.runtime.execute import commits, delta_log, delta_restore
 from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.execute.table_loader import (
     catalog_and_identifier,
@@ -79,7 +79,7 @@ def _operations(loaded: Any) -> Any:
     """The Iceberg ``TableOperations`` of a table just loaded from the session's catalog
     (refreshed: a catalog caches tables, and another writer may have committed since), or
     None (no table, or a Delta table)."""
-    if loaded is None or delta_restore.is_delta(loaded):
+    if loaded is None or delta_log.is_delta(loaded):
         return None
     ops = loaded.table().operations()
     ops.refresh()
@@ -95,7 +95,7 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
 
     try:
         loaded = spark_table(session, ref)
-        if delta_restore.is_delta(loaded):
+        if delta_log.is_delta(loaded):
             return delta_restore.version_of(session, loaded)
         ops = _operations(loaded)
         return None if ops is None else ops.current()
@@ -108,7 +108,7 @@ def _metadata(session: SparkSession, ref: TableRef) -> Any:
 
 def _restore(session: SparkSession, ref: TableRef, before: Any, trail: commits.CommitTrail) -> None:
     loaded = spark_table(session, ref)
-    if isinstance(before, delta_restore.DeltaVersion) or delta_restore.is_delta(loaded):
+    if isinstance(before, delta_restore.DeltaVersion) or delta_log.is_delta(loaded):
         delta_before = before if isinstance(before, delta_restore.DeltaVersion) else None
         delta_restore.restore(session, ref, delta_before, loaded, trail.identity.request_id)
         return
