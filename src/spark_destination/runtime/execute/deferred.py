@@ -14,11 +14,13 @@ that fails on its own (a statement raises) leaves both tables as they were befor
   while pending), so each flush first records in the intermediate table's properties
   (``MARKER_PROPERTY``) the highest counter it folds and the table's snapshot before its
   MERGE, and gives the MERGE's commit an id of its own in its snapshot summary
-  (``commits.FLUSH_ID``, also in the record). A flush that finds such a record, rows up to
-  that counter still pending and a snapshot of the table carrying that id knows the MERGE
-  committed: it deletes those rows and goes on with the rest. The id, not "the table moved",
-  is the proof: other writers (a compaction job, another pipeline) may commit to the table
-  while rows pend; requests of this destination flush first, under the table's lock.
+  (``commits.FLUSH_ID``, also in the record; on Delta, the table's version and the commit
+  info's ``userMetadata``). A flush that finds such a record, rows up to that counter still
+  pending and a live commit of the table carrying that id (an Iceberg snapshot; a Delta
+  commit no later RESTORE undid) knows the MERGE committed: it deletes those rows and goes on
+  with the rest. The id, not "the table moved", is the proof: other writers (a compaction
+  job, another pipeline) may commit to the table while rows pend; requests of this
+  destination flush first, under the table's lock.
 
 Counters only grow (a new batch starts above the highest counter recorded or pending), so a
 record left by a finished flush never matches rows appended later. Runtime layer: runs

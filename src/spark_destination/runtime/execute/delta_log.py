@@ -72,16 +72,17 @@ def commits_since(session: SparkSession, path: str, since: int) -> list[DeltaCom
 
 
 def live_commit(commits: list[DeltaCommit], carries: str) -> bool:
-    """One of ``commits`` (newest first) has ``carries`` in its ``userMetadata`` and no later
-    RESTORE put the table back before it."""
-    undone_above: int | None = None
+    """One of ``commits`` (newest first) that the table's current state descends from has
+    ``carries`` in its ``userMetadata``: a RESTORE to version v makes the table that of v, so
+    the commits between v and the RESTORE are not part of it."""
+    jump_to: int | None = None
     for commit in commits:
+        if jump_to is not None and commit.version > jump_to:
+            continue
         if commit.user_metadata is not None and carries in commit.user_metadata:
-            return undone_above is None or commit.version <= undone_above
-        if commit.restored_to is not None and (
-            undone_above is None or commit.restored_to < undone_above
-        ):
-            undone_above = commit.restored_to
+            return True
+        if commit.restored_to is not None:
+            jump_to = commit.restored_to
     return False
 
 
