@@ -1,2 +1,1 @@
-ALTER TABLE `lake`.`my-schema`.`order-``items``-2024`
-ALTER COLUMN `amount` TYPE DECIMAL(20, 2)
+-- refused before anything runs: schema name 'my-schema' holds '-'; Spark's session catalog takes only ASCII letters, digits and '_' in names (spark_delta)

@@ -1,1 +1,1 @@
-CREATE SCHEMA IF NOT EXISTS `lake`.`my-schema`
+-- refused before anything runs: schema name 'my-schema' holds '-'; Spark's session catalog takes only ASCII letters, digits and '_' in names (spark_delta)

@@ -1,2 +1,1 @@
-ALTER TABLE `lake`.`my-schema`.`order-``items``-2024`
-ALTER COLUMN `region ``code``` DROP NOT NULL
+-- refused before anything runs: schema name 'my-schema' holds '-'; Spark's session catalog takes only ASCII letters, digits and '_' in names (spark_delta)

@@ -1,1 +1,1 @@
--- refused before anything runs: schema name 'my-schema.v2' holds '.', which the catalog refuses in names (spark_delta)
+-- refused before anything runs: schema name 'my-schema.v2' holds '-', '.'; Spark's session catalog takes only ASCII letters, digits and '_' in names (spark_delta)

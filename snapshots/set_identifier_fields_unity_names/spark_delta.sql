@@ -1,4 +1,1 @@
--- spark_delta renders no statement for SetPrimaryKeyOp: Delta Lake outside Databricks has no
--- primary-key DDL (ADD CONSTRAINT ... PRIMARY KEY does not parse, SET NOT NULL on a nullable
--- column fails): the key lives in the table's fivetran.columns property, which the same plan sets
--- (snapshots/set_identifier_fields/databricks_delta.sql is the Databricks form).
+-- refused before anything runs: schema name 'my-schema' holds '-'; Spark's session catalog takes only ASCII letters, digits and '_' in names (spark_delta)

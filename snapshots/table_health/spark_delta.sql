@@ -1,1 +1,1 @@
-DESCRIBE DETAIL `lake`.`my-schema`.`order-``items``-2024`
+DESCRIBE DETAIL `lake`.`my_schema_v2`.`order_items_2024`

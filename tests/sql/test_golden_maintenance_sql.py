@@ -48,12 +48,14 @@ pytestmark = pytest.mark.filterwarnings("ignore:\nConsider adding:UserWarning")
 
 ODD_TABLE = TableRef(catalog="lake", schema="my-schema.v2", name="order `items` 2024")
 UNITY_ODD_TABLE = TableRef(catalog="lake", schema="my-schema", name="order-`items`-2024")
+# Spark's session catalog (Delta here) takes ASCII letters, digits and '_' only.
+PLAIN_TABLE = TableRef(catalog="lake", schema="my_schema_v2", name="order_items_2024")
 
 
 def _table(dialect: str) -> TableRef:
-    """The oddest of the two tables whose names the dialect's catalog takes."""
+    """The oddest of the tables whose names the dialect's catalog takes."""
     chosen = DIALECTS[dialect]
-    for table in (ODD_TABLE, UNITY_ODD_TABLE):
+    for table in (ODD_TABLE, UNITY_ODD_TABLE, PLAIN_TABLE):
         parts = ((NameKind.SCHEMA, table.schema), (NameKind.TABLE, table.name))
         if all(chosen.name_problem(kind, name) is None for kind, name in parts):
             return table

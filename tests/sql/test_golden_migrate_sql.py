@@ -178,11 +178,18 @@ CASES: dict[str, dict[str, Any]] = {
 
 # The cases a dialect's catalog refuses, with the refusal (its name rules, checked before
 # planning): their golden is the refusal; every other case must plan.
+SESSION_CATALOG_RULE = "Spark's session catalog takes only ASCII letters, digits and '_' in names"
 REFUSED = {
-    ("migrate_odd_names", name): (
-        f"table name 'order `items`' holds ' ', which the catalog refuses in names ({name})"
-    )
-    for name in ("databricks_delta", "spark_delta")
+    ("migrate_odd_names", "databricks_delta"): (
+        "table name 'order `items`' holds ' ', which the catalog refuses in names "
+        "(databricks_delta)"
+    ),
+    ("migrate_odd_names", "spark_delta"): (
+        f"table name 'order `items`' holds ' ', '`'; {SESSION_CATALOG_RULE} (spark_delta)"
+    ),
+    ("migrate_odd_names_unity", "spark_delta"): (
+        f"table name 'order-`items`' holds '-', '`'; {SESSION_CATALOG_RULE} (spark_delta)"
+    ),
 }
 
 

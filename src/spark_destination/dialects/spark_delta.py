@@ -21,22 +21,32 @@ on delta-spark 3.3.3 with pyspark 3.5.9 (``tests/spark/test_delta.py`` runs the 
   (a space, a comma, ...). Both are reader features that delta-rs 1.6's plain reads
   (``DeltaTable.to_pyarrow_table``) refuse; so a column rename or drop rewrites the table in
   one commit, as a type change does, instead of turning column mapping on;
-- table names are those of Spark's session catalog, which keeps them in lower case; the
-  names Unity Catalog refuses are refused here too, so both Delta dialects take the same
-  names and a table's folder under the warehouse is its name.
+- schema and table names are those of Spark's session catalog: ASCII letters, digits and
+  '_' only (it refused ``my-schema`` and a backtick: "not a valid name for
+  tables/databases"), kept in lower case; so a table's folder under the warehouse is its
+  name. Column names keep every character (column mapping, above).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import string
 from typing import Final
 
-from spark_destination.dialects.base import KeyStyle
+from spark_destination.dialects.base import KeyStyle, NameRules
 from spark_destination.dialects.databricks_delta import (
     DATABRICKS_DELTA,
     DELTA_COLUMN_MAPPING,
     DELTA_TABLE_PROPERTIES,
     DELTA_UNMAPPED_REFUSED,
+)
+
+# Spark's session catalog's rule for database and table names (``SessionCatalog.validateName``).
+SESSION_CATALOG_NAMES: Final = NameRules(
+    allowed=frozenset(string.ascii_letters + string.digits + "_"),
+    allowed_text="ASCII letters, digits and '_'",
+    lower_case=True,
+    catalog="Spark's session catalog",
 )
 
 SPARK_DELTA: Final = dataclasses.replace(
@@ -52,6 +62,7 @@ SPARK_DELTA: Final = dataclasses.replace(
     # Nothing to change: no constraint and no NOT NULL is needed for a key column.
     changes_key_in_place=True,
     string_lengths=False,
+    names=SESSION_CATALOG_NAMES,
     renames_columns_in_place=False,
     mapped_name_characters=DELTA_UNMAPPED_REFUSED,
     name_mapping=DELTA_COLUMN_MAPPING,
