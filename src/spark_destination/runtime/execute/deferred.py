@@ -311,7 +311,11 @@ def _merged(session: SparkSession, table: TableRef, marker: Marker) -> bool:
 
 
 def _marker(session: SparkSession, pending: TableRef) -> Marker | None:
-    properties = java_map(_loaded(session, pending).properties())
+    loaded = _loaded(session, pending)
+    # A Delta table is loaded at its latest version; an Iceberg one may come from the
+    # catalog's cache, so it is refreshed.
+    table = loaded if delta_log.is_delta(loaded) else _iceberg(loaded)
+    properties = java_map(table.properties())
     return Marker.parse(properties.get(MARKER_PROPERTY))
 
 
