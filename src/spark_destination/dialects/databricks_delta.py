@@ -45,7 +45,8 @@ UNITY_CATALOG_REFUSED: Final = frozenset({".", " ", "/", "\x7f", *map(chr, range
 DELTA_TABLE_PROPERTIES: Final = (("delta.feature.timestampNtz", "supported"),)
 
 # Delta column mapping (reader 2 / writer 5, the ``columnMapping`` reader feature): column
-# names may hold the characters Parquet refuses, and renames and drops are metadata-only.
+# names may hold the characters Delta refuses without it, and renames and drops are
+# metadata-only.
 DELTA_COLUMN_MAPPING: Final = (("delta.columnMapping.mode", "name"),)
 # What Delta refuses in a column name without column mapping.
 DELTA_UNMAPPED_REFUSED: Final = frozenset(" ,;{}()\n\t=")

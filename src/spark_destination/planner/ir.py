@@ -486,8 +486,8 @@ class KeepLatestVersionsOp:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ColumnChange:
     """One column of an altered table: ``target`` is what it becomes; its values come from the
-    stored column ``source`` (same name), converted to ``target``'s type, or are NULL when the
-    column is new (``source`` None)."""
+    stored column ``source`` (same name, or the old one of a rename), converted to ``target``'s
+    type, or are NULL when the column is new (``source`` None)."""
 
     source: Column | None
     target: Column

@@ -152,7 +152,7 @@ def lower_ddl(r: Renderer, op: DdlOp) -> tuple[Statement, ...]:
             added = r.statement(op, sql, summary)
             if not r.dialect.needs_name_mapping(c.name for c in op.columns):
                 return (added,)
-            # Turned on before the column comes (a no-op where it is on already).
+            # Turned on before the column comes (set again where it is on already).
             mapping = PropertiesContext(
                 table=r.table(op.table),
                 properties=r.properties(r.dialect.name_mapping, table_format=False),
