@@ -233,7 +233,7 @@ def test_iceberg_and_delta_tables_share_one_jvm(
 
 def test_delta_refuses_settings_it_cannot_work_with(delta: Destination) -> None:
     for extra, named in (
-        ({"catalog_type": "hive", "catalog_uri": "thrift://127.0.0.1:1"}, "catalog_type hive"),
+        ({"catalog_type": "rest", "catalog_uri": "http://127.0.0.1:1"}, "catalog_type rest"),
     ):
         configured = replace(delta, configuration={**delta.configuration, **extra})
         response = configured.create("refused", COLUMNS)

@@ -271,3 +271,24 @@ def test_the_configuration_form_offers_every_new_key_with_valid_defaults() -> No
     assert fields["catalog_credential"].text_field == 1  # Password: masked in the UI
     assert fields["s3_secret_access_key"].text_field == 1
     parse_config({name: field.default_value for name, field in fields.items()})
+
+
+def test_a_hive_catalog_keeps_the_session_catalogs_tables_in_the_same_metastore() -> None:
+    """Delta's catalog is the session catalog: for a ``hive`` catalog it is Hive-backed, on
+    the metastore Iceberg's catalog names; otherwise Spark keeps it in memory."""
+    hive = _conf({"catalog_type": "hive", "catalog_uri": "thrift://hms:9083", "warehouse": "/w"})
+    assert hive["spark.sql.catalogImplementation"] == "hive"
+    assert hive["spark.hadoop.hive.metastore.uris"] == "thrift://hms:9083"
+    assert hive["spark.sql.catalog.lake.uri"] == "thrift://hms:9083"
+    assert hive["spark.sql.warehouse.dir"] == "/w"
+    hadoop = _conf({"warehouse": "/w"})
+    assert "spark.sql.catalogImplementation" not in hadoop
+    assert "spark.hadoop.hive.metastore.uris" not in hadoop
+
+
+@pytest.mark.parametrize(
+    "key", ["spark.sql.catalogImplementation", "spark.hadoop.hive.metastore.uris"]
+)
+def test_the_session_catalogs_store_is_not_an_extra_spark_setting(key: str) -> None:
+    with pytest.raises(ConfigurationError, match="managed by the destination"):
+        SparkSettings(extra_conf=((key, "in-memory"),))

@@ -201,7 +201,7 @@ class Engine:
         _claim_warehouse(config)  # one server process per warehouse
         session = self._sessions.for_request(config)
         if config.table_format is TableFormat.DELTA:
-            attach_delta_tables(session, settings_for(config).catalog_spec.warehouse)
+            attach_delta_tables(session, settings_for(config).catalog_spec)
         # Jobs of concurrent requests share the cluster fairly: each request thread submits to
         # its own FAIR scheduler pool (pools are created on first use; the thread names of
         # the server's bounded worker pool keep their number bounded).
@@ -648,8 +648,13 @@ def changes_warning(ref: TableRef, changes_table: str, changes: Sequence[ChangeC
 
 
 def _claim_warehouse(config: DestinationConfig) -> None:
-    """Lock a Hadoop catalog's warehouse folder: only its commits are unsafe across processes
-    (a REST or Hive catalog arbitrates commits itself)."""
+    """Lock a warehouse folder whose commits are unsafe across processes: a Hadoop catalog's
+    (a REST or Hive catalog arbitrates Iceberg's commits itself), and Delta's on a local disk
+    under any catalog (Delta commits by renaming a file into its log if no file has that
+    name yet, which a local file system checks and does in two steps: two processes could
+    both take one version)."""
     spec = settings_for(config).catalog_spec
-    if spec.type is CatalogType.HADOOP:
+    if spec.type is CatalogType.HADOOP or (
+        config.table_format is TableFormat.DELTA and spec.local_warehouse is not None
+    ):
         warehouse_lock.claim(spec.warehouse)

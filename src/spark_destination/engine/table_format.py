@@ -50,10 +50,10 @@ def check_table_format(config: DestinationConfig) -> None:
     if config.table_format is not TableFormat.DELTA:
         return
     problems = []
-    if config.catalog_type is not CatalogType.HADOOP:
+    if config.catalog_type is CatalogType.REST:
         problems.append(
-            f"catalog_type {config.catalog_type.value} (Delta tables are registered in Spark's "
-            "session catalog, and found again in the warehouse folder: use hadoop)"
+            "catalog_type rest (Delta tables are registered in Spark's session catalog: in a "
+            "Hive metastore with hive, else found again in the warehouse folder with hadoop)"
         )
     if config.storage is not Storage.LOCAL or is_uri(config.warehouse):
         problems.append("a warehouse that is not a local or shared-mount path")

@@ -1,11 +1,14 @@
-"""Delta tables in Spark's session catalog, which forgets them when the JVM stops.
+"""Delta tables in Spark's session catalog: where it keeps them, and finding them again.
 
-Without a metastore, Spark's session catalog lives in memory: a Delta table written by an
-earlier process is a folder ``<warehouse>/<schema>.db/<table>`` with a ``_delta_log`` that
-no catalog names. ``attach`` registers every such folder once per JVM, before the first
+Delta's catalog is Spark's session catalog, whose store is chosen when the JVM starts
+(``runtime.spark.session``): a Hive metastore when the JVM started for a ``hive`` catalog,
+else memory, which forgets the tables when the JVM stops. In memory, a Delta table written by
+an earlier process is a folder ``<warehouse>/<schema>.db/<table>`` with a ``_delta_log`` that
+no catalog names: ``attach`` registers every such folder once per JVM, before the first
 request on Delta reads the catalog, so DescribeTable finds the table again; tables created
 since are registered by Spark as they are created. One server process writes a warehouse
-(``runtime.execute.warehouse_lock``), so no other process adds tables meanwhile.
+(``runtime.execute.warehouse_lock``), so no other process adds tables meanwhile. A metastore
+keeps its tables itself: ``attach`` only checks the JVM's session catalog is that metastore.
 """
 
 from __future__ import annotations
@@ -16,12 +19,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
 
+from spark_destination.core.config import CatalogType
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.runtime.spark.java_values import java_class
-from spark_destination.runtime.spark.session import SESSION_CATALOG, SESSION_WAREHOUSE_CONF
+from spark_destination.runtime.spark.session import (
+    CATALOG_IMPLEMENTATION_CONF,
+    HIVE_IMPLEMENTATION,
+    SESSION_CATALOG,
+    SESSION_METASTORE_CONF,
+    SESSION_WAREHOUSE_CONF,
+    startup_conf,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from spark_destination.runtime.spark.catalogs import CatalogSpec
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +53,35 @@ def session_warehouse(session: SparkSession) -> Path:
     return Path(urlparse(text).path if text.startswith("file:") else text)
 
 
-def attach(session: SparkSession, warehouse: str) -> None:
-    """Check that Delta's tables live under ``warehouse``, and register the ones an earlier
-    process left there (once per JVM)."""
+def attach(session: SparkSession, spec: CatalogSpec) -> None:
+    """Check that the session catalog keeps Delta tables where ``spec`` says (its warehouse,
+    and its metastore for a ``hive`` catalog), and, without a metastore, register the tables
+    an earlier process left in the warehouse (once per JVM)."""
+    conf = startup_conf(session)
+    metastore = (
+        conf.get(SESSION_METASTORE_CONF, "")
+        if conf.get(CATALOG_IMPLEMENTATION_CONF) == HIVE_IMPLEMENTATION
+        else ""
+    )
+    wanted = spec.uri if spec.type is CatalogType.HIVE else ""
+    if metastore != wanted:
+        kept = f"the Hive metastore at {metastore}" if metastore else "memory"
+        asked = f"the Hive metastore at {wanted}" if wanted else "no metastore"
+        raise ConfigurationError(
+            f"Delta tables are kept in Spark's session catalog, whose store is fixed when "
+            f"Spark starts: this server's Spark keeps them in {kept}, and this request's "
+            f"catalog names {asked}. Start the destination with this catalog (serve "
+            "--catalog-type and --catalog-uri) to write Delta tables there"
+        )
     live = session_warehouse(session)
-    if live.resolve() != Path(warehouse).resolve():
+    if live.resolve() != Path(spec.warehouse).resolve():
         raise ConfigurationError(
             f"Delta tables live under the warehouse this server's Spark started with ({live}); "
-            f"this request's warehouse is {warehouse}. Start the destination with that "
+            f"this request's warehouse is {spec.warehouse}. Start the destination with that "
             "warehouse (serve --warehouse) to write Delta tables there"
         )
+    if metastore:
+        return
     key = (id(session.sparkContext), str(live))
     with _guard:
         if key in _attached:

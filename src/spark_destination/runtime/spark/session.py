@@ -63,6 +63,12 @@ PARQUET_REBASE_CONFS: Final = (
 )
 # Where the session catalog puts a managed table: ``<dir>/<schema>.db/<table>``.
 SESSION_WAREHOUSE_CONF: Final = "spark.sql.warehouse.dir"
+# What keeps the session catalog's tables: ``in-memory`` (Spark's default, gone with the JVM)
+# or ``hive``, a Hive metastore (``SESSION_METASTORE_CONF``). Both are read once, when the JVM
+# starts.
+CATALOG_IMPLEMENTATION_CONF: Final = "spark.sql.catalogImplementation"
+HIVE_IMPLEMENTATION: Final = "hive"
+SESSION_METASTORE_CONF: Final = "spark.hadoop.hive.metastore.uris"
 
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
@@ -175,6 +181,8 @@ _RESERVED_KEYS = frozenset(
         "spark.jars.packages",
         "spark.sql.extensions",
         SESSION_CATALOG_CONF,
+        CATALOG_IMPLEMENTATION_CONF,
+        SESSION_METASTORE_CONF,
         "spark.sql.defaultCatalog",
         "spark.sql.session.timeZone",
         "spark.sql.ansi.enabled",
@@ -233,7 +241,17 @@ def _delta_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
     # writes and reads them as the proleptic Gregorian values they are, as Iceberg's own
     # writer and delta-rs do.
     conf += [(key, "CORRECTED") for key in PARQUET_REBASE_CONFS]
-    local = settings.catalog_spec.local_warehouse
+    spec = settings.catalog_spec
+    if spec.type is CatalogType.HIVE:
+        # Delta's catalog is the session catalog, which keeps its tables in a Hive metastore
+        # only if told so when the JVM starts: the metastore Iceberg's catalog names, so that
+        # a Delta table is registered where Delta users and other engines look for it. The
+        # metastore is first reached on the first Delta request, not at start-up.
+        conf += [
+            (CATALOG_IMPLEMENTATION_CONF, HIVE_IMPLEMENTATION),
+            (SESSION_METASTORE_CONF, spec.uri),
+        ]
+    local = spec.local_warehouse
     if local is not None:
         # Spark's default is ./spark-warehouse, wherever the server happened to start.
         conf.append((SESSION_WAREHOUSE_CONF, str(local)))
