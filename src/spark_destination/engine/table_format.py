@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 from typing import Final
+from urllib.parse import urlsplit
 
 from spark_destination.core.config import (
     CatalogType,
@@ -55,8 +56,12 @@ def check_table_format(config: DestinationConfig) -> None:
             "catalog_type rest (Delta tables are registered in Spark's session catalog: in a "
             "Hive metastore with hive, else found again in the warehouse folder with hadoop)"
         )
-    if config.storage is not Storage.LOCAL or is_uri(config.warehouse):
-        problems.append("a warehouse that is not a local or shared-mount path")
+    scheme = urlsplit(config.warehouse).scheme.lower() if is_uri(config.warehouse) else "file"
+    if config.storage is Storage.LOCAL and scheme != "file":
+        problems.append(
+            "a warehouse URI other than file:// or, with storage s3, s3:// (Delta reaches "
+            "other stores through Hadoop file systems this destination does not carry)"
+        )
     if problems:
         raise ConfigurationError(
             "table_format delta does not work with " + "; ".join(problems) + " in this version"

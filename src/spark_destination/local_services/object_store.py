@@ -43,6 +43,7 @@ from typing import Final
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.local_services.process_group import stop_group
 from spark_destination.local_services.server_process import LOOPBACK, free_port
+from spark_destination.runtime.spark.storage import S3Storage
 
 START_TIMEOUT_SECONDS: Final = 60.0
 START_ATTEMPTS: Final = 3
@@ -50,7 +51,6 @@ START_ATTEMPTS: Final = 3
 # uses (it keeps none of its own).
 REGION: Final = "us-east-1"
 BUCKET: Final = "lake"
-S3A_STATIC_KEYS: Final = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TABLE_BUCKET: Final = "tables"
 
 
@@ -166,18 +166,16 @@ class ObjectStore:
 
     def hadoop_settings(self) -> dict[str, str]:
         """Hadoop's S3A settings for this server (a Hive metastore's file systems), with
-        ``s3://`` served by S3A too (Iceberg's locations are ``s3://``)."""
+        ``s3://`` served by S3A too (Iceberg's locations are ``s3://``): the destination's
+        own, for its administrator."""
         admin = self.admin
-        return {
-            "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-            "fs.s3a.endpoint": self.endpoint,
-            "fs.s3a.endpoint.region": REGION,
-            "fs.s3a.path.style.access": "true",
-            "fs.s3a.connection.ssl.enabled": "false",
-            "fs.s3a.aws.credentials.provider": S3A_STATIC_KEYS,
-            "fs.s3a.access.key": admin.access_key,
-            "fs.s3a.secret.key": admin.secret_key,
-        }
+        storage = S3Storage(
+            region=REGION,
+            endpoint=self.endpoint,
+            access_key_id=admin.access_key,
+            secret_access_key=admin.secret_key,
+        )
+        return dict(storage.hadoop_properties())
 
 
 def weed_binary() -> Path:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spark_destination.planner.ir import TableRef
+from spark_destination.runtime.execute import delta_log
 from spark_destination.runtime.execute.spark_errors import describe_spark_error, spark_failure
 from spark_destination.runtime.spark.java_values import java_class, java_list, java_map
 
@@ -109,6 +110,14 @@ def spark_table(session: SparkSession, table: TableRef) -> Any:
             # A catalog that cannot hold the name (S3 Tables' rules) holds no such table.
             return None
         raise
+
+
+def location_of(loaded: Any) -> str:
+    """Where a loaded table (``spark_table``) keeps its files: an Iceberg table's location,
+    or a Delta table's folder."""
+    return (
+        delta_log.path_of(loaded) if delta_log.is_delta(loaded) else str(loaded.table().location())
+    )
 
 
 def catalog_plugin(session: SparkSession, name: str) -> Any:

@@ -75,9 +75,9 @@ def claim(warehouse: str) -> None:
             os.close(fd)
             raise ConfigurationError(
                 f"warehouse {warehouse} is in use by another spark-destination server "
-                f"(pid {owner.get('pid', '?')} on host {owner.get('host', '?')}); the Iceberg "
-                "Hadoop catalog is not safe for two writing processes: stop that server or "
-                "point this one at another warehouse"
+                f"(pid {owner.get('pid', '?')} on host {owner.get('host', '?')}); neither the "
+                "Iceberg Hadoop catalog nor Delta on a local disk is safe for two writing "
+                "processes: stop that server or point this one at another warehouse"
             ) from None
         except BaseException:
             os.close(fd)

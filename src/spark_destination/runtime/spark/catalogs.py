@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from spark_destination.core.config import CatalogAuth, CatalogType
+from spark_destination.core.config import CatalogAuth, CatalogType, TableFormat
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import check_catalog_name, is_uri
 from spark_destination.runtime.spark.storage import (
@@ -98,6 +98,10 @@ class CatalogSpec:
     s3: S3Storage | None = None
     auth: CatalogAuth = CatalogAuth.OAUTH2
     signing_name: str = DEFAULT_SIGNING_NAME
+    # The format the request's tables are in. The Hadoop catalog's refusal of S3 is Iceberg's
+    # (its commit is a rename); Delta tables commit through Delta's own log, so Delta on S3
+    # may go without a metastore (its tables found again in the bucket, ``delta_tables``).
+    table_format: TableFormat = TableFormat.ICEBERG
 
     def __post_init__(self) -> None:
         check_catalog_name(self.name)
@@ -129,7 +133,8 @@ class CatalogSpec:
     def _check_storage(self) -> None:
         """The rules between the catalog, its warehouse and the storage."""
         on_s3 = bool(self.warehouse) and is_s3_location(self.warehouse)
-        if self.type is CatalogType.HADOOP and (self.s3 is not None or on_s3):
+        iceberg = self.table_format is TableFormat.ICEBERG
+        if self.type is CatalogType.HADOOP and (self.s3 is not None or on_s3) and iceberg:
             raise ConfigurationError(_NOT_ON_S3)
         if self.type is CatalogType.HIVE and self.s3 is not None and not on_s3:
             raise ConfigurationError(

@@ -164,6 +164,7 @@ def settings_for(config: DestinationConfig) -> SparkSettings:
         s3=s3_storage(config),
         jars_mode=config.jar_source,
         extra_conf=config.spark_conf,
+        table_format=config.table_format,
     )
 
 

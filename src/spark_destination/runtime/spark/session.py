@@ -21,7 +21,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from spark_destination.core.config import CatalogAuth, CatalogType, DestinationConfig, JarSource
+from spark_destination.core.config import (
+    CatalogAuth,
+    CatalogType,
+    DestinationConfig,
+    JarSource,
+    TableFormat,
+)
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.core.parsers import memory_bytes
 from spark_destination.runtime.spark import scratch
@@ -40,7 +46,11 @@ from spark_destination.runtime.spark.catalogs import (
 from spark_destination.runtime.spark.jars import INSTALL_COMMAND, live_groups, session_jars
 from spark_destination.runtime.spark.java import ensure_java_env
 from spark_destination.runtime.spark.java_values import per_jvm
-from spark_destination.runtime.spark.storage import S3Storage
+from spark_destination.runtime.spark.storage import (
+    MANAGED_S3A_PROPERTIES,
+    S3Storage,
+    is_s3_location,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -63,12 +73,14 @@ PARQUET_REBASE_CONFS: Final = (
 )
 # Where the session catalog puts a managed table: ``<dir>/<schema>.db/<table>``.
 SESSION_WAREHOUSE_CONF: Final = "spark.sql.warehouse.dir"
+# Spark passes its settings with this prefix to Hadoop's configuration, without it.
+HADOOP_PREFIX: Final = "spark.hadoop."
 # What keeps the session catalog's tables: ``in-memory`` (Spark's default, gone with the JVM)
 # or ``hive``, a Hive metastore (``SESSION_METASTORE_CONF``). Both are read once, when the JVM
 # starts.
 CATALOG_IMPLEMENTATION_CONF: Final = "spark.sql.catalogImplementation"
 HIVE_IMPLEMENTATION: Final = "hive"
-SESSION_METASTORE_CONF: Final = "spark.hadoop.hive.metastore.uris"
+SESSION_METASTORE_CONF: Final = f"{HADOOP_PREFIX}hive.metastore.uris"
 
 
 # The configuration's defaults (core.config declares them) are the settings' defaults too.
@@ -115,6 +127,9 @@ class SparkSettings:
     # and session catalog, its managed tables under the warehouse when that is local. On by
     # default: ``table_format`` is a request's setting, and the JVM starts before any request.
     delta: bool = True
+    # The table format of the configuration the JVM starts for: Delta reaches S3 through
+    # Hadoop's S3A (``delta_s3``), whose jars a JVM for Iceberg on S3 goes without.
+    table_format: TableFormat = TableFormat.ICEBERG
 
     def __post_init__(self) -> None:
         if not self.master.strip():
@@ -134,6 +149,7 @@ class SparkSettings:
         object.__setattr__(self, "jars_mode", _jar_source(self.jars_mode))
         needed = {JarGroup.ICEBERG} | ({JarGroup.S3} if self.s3 is not None else set())
         needed |= {JarGroup.DELTA} if self.delta else set()
+        needed |= {JarGroup.S3A} if self.delta_s3 else set()
         object.__setattr__(self, "jar_groups", self.jar_groups | needed)
         if isinstance(self.shuffle_partitions, bool) or not (
             isinstance(self.shuffle_partitions, int) and self.shuffle_partitions >= 1
@@ -142,6 +158,22 @@ class SparkSettings:
                 f"shuffle_partitions must be a positive integer, got {self.shuffle_partitions!r}"
             )
         object.__setattr__(self, "extra_conf", _checked_extra_conf(self.extra_conf, self.catalog))
+
+    @property
+    def delta_s3(self) -> bool:
+        """Whether this JVM writes Delta tables on S3 (through S3A)."""
+        return self.delta and self.s3 is not None and self.table_format is TableFormat.DELTA
+
+    @property
+    def delta_warehouse(self) -> str | None:
+        """Where the session catalog, Delta's, puts new schemas: the warehouse, when it is a
+        local path or on S3 for a JVM that writes Delta there; else Spark's default."""
+        spec = self.catalog_spec
+        if spec.local_warehouse is not None:
+            return spec.local_warehouse
+        if spec.type is CatalogType.REST:
+            return None  # a REST catalog's warehouse is a name, not a place
+        return spec.warehouse if self.delta_s3 or not is_s3_location(spec.warehouse) else None
 
     @property
     def is_local(self) -> bool:
@@ -158,6 +190,7 @@ class SparkSettings:
             s3=self.s3,
             auth=self.catalog_auth,
             signing_name=self.catalog_signing_name,
+            table_format=self.table_format,
         )
 
 
@@ -199,7 +232,12 @@ def _checked_extra_conf(
         key, value = pair
         if not (isinstance(key, str) and key.startswith("spark.")):
             raise ConfigurationError(f"extra Spark setting {key!r} does not start with 'spark.'")
-        if key in _RESERVED_KEYS or is_managed_key(key, catalog):
+        hadoop = key.removeprefix(HADOOP_PREFIX) if key.startswith(HADOOP_PREFIX) else ""
+        if (
+            key in _RESERVED_KEYS
+            or is_managed_key(key, catalog)
+            or hadoop in MANAGED_S3A_PROPERTIES
+        ):
             raise ConfigurationError(
                 f"extra Spark setting {key!r} is managed by the destination; use the "
                 f"dedicated setting instead"
@@ -251,10 +289,13 @@ def _delta_conf(settings: SparkSettings) -> tuple[tuple[str, str], ...]:
             (CATALOG_IMPLEMENTATION_CONF, HIVE_IMPLEMENTATION),
             (SESSION_METASTORE_CONF, spec.uri),
         ]
-    local = spec.local_warehouse
-    if local is not None:
+    if settings.delta_s3:
+        assert settings.s3 is not None
+        conf += [(HADOOP_PREFIX + key, value) for key, value in settings.s3.hadoop_properties()]
+    warehouse = settings.delta_warehouse
+    if warehouse is not None:
         # Spark's default is ./spark-warehouse, wherever the server happened to start.
-        conf.append((SESSION_WAREHOUSE_CONF, str(local)))
+        conf.append((SESSION_WAREHOUSE_CONF, warehouse))
     return tuple(conf)
 
 
@@ -628,6 +669,12 @@ def check_compatible(session: SparkSession, settings: SparkSettings) -> None:
                     f"catalog {settings.catalog!r} has {key.rsplit('.', 1)[-1]} {shown} "
                     f"(register it under another catalog name instead)"
                 )
+    if settings.delta_s3:
+        assert settings.s3 is not None
+        for key, wanted in settings.s3.hadoop_properties():
+            if conf.get(HADOOP_PREFIX + key) != wanted:
+                # Never the values: one is the secret key.
+                problems.append(f"Delta's files on S3 are reached with another {key}")
     for key, _ in settings.extra_conf:
         # Values are not quoted: spark_conf may carry credentials (object-store keys).
         if not session.conf.isModifiable(key) and not _took(conf.get(key, ""), key, settings):

@@ -13,7 +13,9 @@ one place they are made, from the configuration's ``s3_*`` keys:
   time rather than after the SDK's own retries of every part of every file.
 
 A REST catalog signed with SigV4 (S3 Tables, Glue's Iceberg endpoint, SeaweedFS's catalog)
-takes the same region and keys (``sigv4_properties``).
+takes the same region and keys (``sigv4_properties``). Delta's tables are read and written
+through Hadoop's file systems, S3A for ``s3://`` and ``s3a://``, which take the same settings
+as Hadoop properties (``hadoop_properties``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,29 @@ MANAGED_S3_PROPERTIES: Final = frozenset(
         "rest.signing-name",
         "rest.access-key-id",
         "rest.secret-access-key",
+    }
+)
+
+
+# Hadoop's S3 file system, for ``s3://`` as well as its own ``s3a://`` (Iceberg writes
+# ``s3://`` locations, and a Hive metastore or Delta reads them through Hadoop).
+S3A_FILE_SYSTEM: Final = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+S3A_STATIC_KEYS: Final = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+# The Hadoop properties set here (``hadoop_properties``); a spark_conf entry may not set them.
+MANAGED_S3A_PROPERTIES: Final = frozenset(
+    {
+        "fs.s3.impl",
+        "fs.s3a.endpoint",
+        "fs.s3a.endpoint.region",
+        "fs.s3a.path.style.access",
+        "fs.s3a.connection.ssl.enabled",
+        "fs.s3a.aws.credentials.provider",
+        "fs.s3a.access.key",
+        "fs.s3a.secret.key",
+        "fs.s3a.attempts.maximum",
+        "fs.s3a.retry.limit",
+        "fs.s3a.connection.establish.timeout",
+        "fs.s3a.connection.timeout",
     }
 )
 
@@ -110,6 +135,30 @@ class S3Storage:
             entries += [
                 ("s3.access-key-id", self.access_key_id),
                 ("s3.secret-access-key", self.secret_access_key),
+            ]
+        return tuple(entries)
+
+    def hadoop_properties(self) -> tuple[tuple[str, str], ...]:
+        """The Hadoop properties that make S3A this S3, with the same region, keys, retries
+        and timeouts as ``file_io_properties`` (S3A's own defaults retry a store that does
+        not answer 20 times per call, inside 7 retries of each operation)."""
+        entries: list[tuple[str, str]] = [
+            ("fs.s3.impl", S3A_FILE_SYSTEM),
+            ("fs.s3a.endpoint.region", self.region),
+            ("fs.s3a.attempts.maximum", str(S3_RETRIES)),
+            ("fs.s3a.retry.limit", str(S3_RETRIES)),
+            ("fs.s3a.connection.establish.timeout", str(CONNECTION_TIMEOUT_MS)),
+            ("fs.s3a.connection.timeout", str(SOCKET_TIMEOUT_MS)),
+        ]
+        if self.endpoint:
+            entries += [("fs.s3a.endpoint", self.endpoint), ("fs.s3a.path.style.access", "true")]
+            if urlsplit(self.endpoint).scheme.lower() == "http":
+                entries.append(("fs.s3a.connection.ssl.enabled", "false"))
+        if self.credentials is S3Credentials.KEYS:
+            entries += [
+                ("fs.s3a.aws.credentials.provider", S3A_STATIC_KEYS),
+                ("fs.s3a.access.key", self.access_key_id),
+                ("fs.s3a.secret.key", self.secret_access_key),
             ]
         return tuple(entries)
 
