@@ -126,6 +126,20 @@ def test_a_missing_jar_is_a_configuration_error_naming_the_install_command(
         jars.session_jars(frozenset({JarGroup.ICEBERG}))
 
 
+def test_a_missing_group_the_install_step_leaves_out_by_default_is_named_in_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3A's jars (Delta on S3) are not among the groups ``install-jars`` installs unasked."""
+    monkeypatch.setenv(jars.CACHE_ENV, str(tmp_path))
+    assert JarGroup.S3A not in DESTINATION_GROUPS
+    with pytest.raises(ConfigurationError) as raised:
+        jars.group_jars(JarGroup.S3A, "Delta on S3")
+    assert f"`{jars.INSTALL_COMMAND} s3a`" in str(raised.value)
+    with pytest.raises(ConfigurationError) as raised:
+        jars.group_jars(JarGroup.DELTA, "Delta")
+    assert f"`{jars.INSTALL_COMMAND}`" in str(raised.value)
+
+
 def test_session_jars_add_the_other_installed_groups_and_skip_incomplete_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,10 +14,10 @@ The artifacts come in groups, by what needs them:
 - ``delta``: Delta Lake's Spark jar and its storage layer (Delta 3.3 needs Spark 3.5.3 or
   later; its ANTLR runtime, 4.9.3, is pyspark's own);
 - ``s3a``: Hadoop's S3A file system with the AWS SDK it was built against (1.12.262 for Hadoop
-  3.3.4). The destination itself never uses ``s3a://`` (S3FileIO reads ``s3a://`` locations as
-  well); the Hive metastore that ``local_services`` runs needs it, because a metastore checks
-  and creates table folders through Hadoop's file systems. It is not part of what the
-  destination carries (``DESTINATION_GROUPS``).
+  3.3.4). Delta reaches S3 through it (Iceberg through S3FileIO), and the Hive metastore that
+  ``local_services`` runs needs it, because a metastore checks and creates table folders
+  through Hadoop's file systems. At 282 MB it is not installed unasked nor frozen
+  (``DESTINATION_GROUPS``): a JVM for Delta on S3 asks for it by name.
 
 Iceberg 1.11.0 is the newest release for which the runtime and the AWS bundle
 is served at one version (the AWS bundle 1.10.2 is not): a bundle must match the runtime's
@@ -125,8 +125,8 @@ ARTIFACTS: Final[tuple[Artifact, ...]] = (
     ),
 )
 
-# What the destination process runs (and a frozen build carries); ``s3a`` serves the local
-# metastore only.
+# What the destination process runs unasked (and a frozen build carries); ``s3a`` only for
+# Delta on S3, and for the local metastore.
 DESTINATION_GROUPS: Final = frozenset({JarGroup.ICEBERG, JarGroup.S3, JarGroup.DELTA})
 
 

@@ -84,9 +84,11 @@ def stub_jar() -> Path | None:
     return _find(jdk_net_stubs.JAR_NAME, len(jdk_net_stubs.jar_bytes()))
 
 
-def missing_jar_message(names: Iterable[str], what: str) -> str:
+def missing_jar_message(names: Iterable[str], what: str, group: JarGroup) -> str:
+    # The install step's default is the destination's groups; another one must be named.
+    command = INSTALL_COMMAND if group in DESTINATION_GROUPS else f"{INSTALL_COMMAND} {group}"
     return (
-        f"{what} needs jars that are not installed ({', '.join(names)}); run `{INSTALL_COMMAND}` "
+        f"{what} needs jars that are not installed ({', '.join(names)}); run `{command}` "
         f"(scripts/bootstrap.sh and build.sh run it), then restart the destination"
     )
 
@@ -102,7 +104,7 @@ def group_jars(group: JarGroup, what: str) -> tuple[Path, ...]:
         if found[-1] is None:
             absent.append(jdk_net_stubs.JAR_NAME)
     if absent:
-        raise ConfigurationError(missing_jar_message(absent, what))
+        raise ConfigurationError(missing_jar_message(absent, what, group))
     return tuple(path for path in found if path is not None)
 
 
