@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from spark_destination.dialects.quoting import qualified
+from spark_destination.planner import metadata
 from spark_destination.planner.ir import TableRef
 from spark_destination.runtime.execute.executor import Executor
 from spark_destination.runtime.execute.faults import InjectedFault
@@ -39,11 +40,23 @@ def physical(lake: Lake, dest: Destination, name: str) -> list[tuple[str, str, b
 
 
 def identifier_fields(lake: Lake, dest: Destination, name: str) -> set[str]:
-    """Read from the catalog API: SHOW TBLPROPERTIES shows text (and redacts it)."""
+    """The key the table itself declares, read from the catalog API (SHOW TBLPROPERTIES shows
+    text, and redacts it): Iceberg's identifier fields; on Delta, which has none, the key
+    columns of the table's ``fivetran.columns`` property."""
     ref = TableRef(catalog=lake.catalog, schema=dest.schema, name=name)
     loaded = load_table(lake.child(), ref)
     assert loaded is not None
+    if lake.on_delta:
+        declared = metadata.decode(loaded.properties.get(metadata.PROPERTY), table=name)
+        return {column.name for column in declared.values() if column.primary_key}
     return set(loaded.identifier_fields)
+
+
+def required_keys(lake: Lake, columns: list[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
+    """``physical`` columns as Iceberg keeps them; on Delta a rewrite (``CREATE OR REPLACE
+    TABLE … AS SELECT``) leaves every column nullable, keys too (open-source Delta cannot make
+    one NOT NULL afterwards, docs/operations.md), so the expected key columns are nullable."""
+    return [(n, t, True) for n, t, _ in columns] if lake.on_delta else columns
 
 
 def state(lake: Lake, dest: Destination, name: str) -> tuple:
@@ -53,7 +66,7 @@ def state(lake: Lake, dest: Destination, name: str) -> tuple:
     table = qualified(lake.catalog, dest.schema, name)
     session = lake.child()
     rows = sorted(map(repr, (r.asDict() for r in session.table(table).collect())))
-    snapshots = session.table(f"{table}.snapshots").count()
+    snapshots = lake.snapshot_count(dest.schema, name)
     return (
         rows,
         physical(lake, dest, name),
@@ -101,13 +114,16 @@ def test_add_columns_and_widen_in_place_keep_every_row(dest: Destination, lake: 
     ]
     assert outcome(dest.alter("t", target)) == "success"
     assert described(dest, "t") == target
-    assert physical(lake, dest, "t")[:5] == [
-        ("id", "bigint", False),
-        ("count", "bigint", True),
-        ("ratio", "double", True),
-        ("amount", "decimal(20,2)", True),
-        ("small", "int", True),
-    ]
+    assert physical(lake, dest, "t")[:5] == required_keys(
+        lake,
+        [
+            ("id", "bigint", False),
+            ("count", "bigint", True),
+            ("ratio", "double", True),
+            ("amount", "decimal(20,2)", True),
+            ("small", "int", True),
+        ],
+    )
     assert identifier_fields(lake, dest, "t") == {"id"}
     row = by_id(lake, dest, "t")[1]
     assert (row["count"], row["ratio"], row["amount"], row["small"]) == (
@@ -190,7 +206,7 @@ def test_rewrite_conversions_and_a_failing_one_leaves_the_table_as_it_was(
     assert rows[1]["amount"] == Decimal("1.23") and rows[2]["flag"] is False
     assert (rows[2]["s"], rows[2]["n"], rows[2]["ts"]) == (None, None, None)
     assert identifier_fields(lake, dest, "t") == {"id"}
-    assert ("id", "int", False) in physical(lake, dest, "t")
+    assert required_keys(lake, [("id", "int", False)])[0] in physical(lake, dest, "t")
 
     # DOUBLE -> INT cannot keep 2.5: refused, naming column and value, nothing changed.
     before = state(lake, dest, "t")
@@ -235,14 +251,16 @@ def test_primary_key_changes(dest: Destination, lake: Lake) -> None:
     assert outcome(dest.alter("t", two)) == "success"
     assert described(dest, "t") == two
     assert identifier_fields(lake, dest, "t") == {"id", "region"}
-    assert ("region", "string", False) in physical(lake, dest, "t")
+    assert required_keys(lake, [("region", "string", False)])[0] in physical(lake, dest, "t")
 
     # Remove one again (in place) and change the type of the remaining one.
     retyped = [column("id", "STRING", pk=True), column("region", "STRING"), *columns[2:]]
     assert outcome(dest.alter("t", retyped)) == "success"
     assert described(dest, "t") == retyped
     assert identifier_fields(lake, dest, "t") == {"id"}
-    assert physical(lake, dest, "t")[:2] == [("id", "string", False), ("region", "string", True)]
+    assert physical(lake, dest, "t")[:2] == required_keys(
+        lake, [("id", "string", False), ("region", "string", True)]
+    )
     assert sorted(by_id(lake, dest, "t")) == ["1", "2", "3"]
 
     # A new key column: only possible while no row would hold NULL in it.
@@ -279,6 +297,11 @@ def test_drop_columns_only_when_asked_and_bad_requests_change_nothing(
 def test_a_failure_between_steps_then_a_retry_converges(
     dest: Destination, lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if lake.on_delta:
+        pytest.skip(
+            "the steps it fails are Iceberg's (identifier fields, then properties); on Delta the "
+            "rewrite is one statement, and test_delta.py fails a request after its commit"
+        )
     columns = [column("id", "INT", pk=True), column("code", "STRING"), column("v", "INT")]
     seed(dest, "t", columns, [["1", "10", "5"], ["2", "20", "6"]])
     target = [column("id", "INT", pk=True), column("code", "INT", pk=True), column("v", "LONG")]
@@ -342,7 +365,7 @@ def test_100k_rows_survive_a_type_change_and_key_changes(dest: Destination, lake
     table = qualified(lake.catalog, dest.schema, "big")
     session = lake.child()
     assert session.table(table).count() == n
-    original = session.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[-1][0]  # noqa: S608
+    original = lake.current_version(dest.schema, "big")
 
     # code STRING -> LONG and joins the key; day NAIVE_DATE -> UTC_DATETIME (rewrite).
     target = [

@@ -1,9 +1,10 @@
 """A table with hostile names (generated with hypothesis) round-trips on Spark + Iceberg:
 CreateTable -> WriteBatch -> DescribeTable gives back exactly the names, types and rows sent.
 
-On a Hive metastore a schema or table name it does not take (``HIVE_NAME``) is refused by
-CreateTable, naming the name and the metastore's rule, and nothing is created; the round trip
-then runs with names it takes (column names are Iceberg's own: any is kept).
+On a Hive metastore, and for Delta tables (Spark's session catalog), a schema or table name
+the catalog does not take (``HIVE_NAME``: both have the same rule) is refused by CreateTable,
+naming the name and the catalog's rule, and nothing is created; the round trip then runs with
+names it takes (column names are the table format's own: any is kept).
 
 Few examples in CI; ``HYPOTHESIS_SPARK_EXAMPLES`` runs more.
 """
@@ -71,8 +72,9 @@ def test_hostile_names_round_trip(
         column("_fivetran_synced", "UTC_DATETIME"),
     ]
     header = [c.name for c in columns]
-    if catalog_kind in METASTORES:
-        dest, table = refused_by_the_metastore(dest, table, columns, number)
+    if catalog_kind in METASTORES or lake.on_delta:
+        rule = "Hive metastore" if catalog_kind in METASTORES else "Spark's session catalog"
+        dest, table = refused_by_the_catalog(dest, table, columns, number, rule)
     created = dest.create(table, columns)
     assert created.WhichOneof("response") == "success", created
     values = ['a,b "q" `t`', "line\nbreak", "ünï 数据", ""]
@@ -94,18 +96,19 @@ def test_hostile_names_round_trip(
     assert common.STRING in {c.type for c in described.table.columns}
 
 
-def refused_by_the_metastore(
-    dest: Destination, table: str, columns: list[common.Column], number: int
+def refused_by_the_catalog(
+    dest: Destination, table: str, columns: list[common.Column], number: int, rule: str
 ) -> tuple[Destination, str]:
-    """On a Hive metastore: a schema or table name it does not take is refused, naming it and
-    the rule, with nothing created; the names to go on with (``HIVE_NAME``s)."""
+    """On a catalog with a name rule (``rule`` names it): a schema or table name it does not
+    take is refused, naming it and the rule, with nothing created; the names to go on with
+    (``HIVE_NAME``s)."""
     for kind, name in (("schema", dest.schema), ("table", table)):
         if HIVE_NAME.fullmatch(name):
             continue
         refused = dest.create(table, columns)
         assert refused.WhichOneof("response") == "task", refused
         assert f"{kind} name {name!r}" in refused.task.message, refused.task.message
-        assert "Hive metastore" in refused.task.message, refused.task.message
+        assert rule in refused.task.message, refused.task.message
         described = dest.describe(table)
         assert described.WhichOneof("response") != "table", described
         break

@@ -243,9 +243,24 @@ class Lake:
         assert not repeated, f"{table}: keys stored more than once (key: copies): {repeated}"
         return {r[key]: r for r in rows}
 
+    @property
+    def on_delta(self) -> bool:
+        """Whether the tables read are Delta's (Spark's session catalog)."""
+        return self.catalog == DELTA_CATALOG
+
+    def current_version(self, schema: str, table: str) -> int:
+        """What ``VERSION AS OF`` takes for the table as it is: Iceberg's latest snapshot id,
+        Delta's latest version."""
+        name = qualified(self.catalog, schema, table)
+        if self.on_delta:
+            (latest,) = self.child().sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()
+            return int(latest["version"])
+        snapshots = self.child().sql(f"SELECT snapshot_id FROM {name}.snapshots").collect()  # noqa: S608
+        return int(snapshots[-1][0])
+
     def snapshot_count(self, schema: str, table: str) -> int:
         """How many commits the table keeps: Iceberg's snapshots, Delta's versions."""
-        if self.catalog == DELTA_CATALOG:
+        if self.on_delta:
             name = qualified(self.catalog, schema, table)
             return self.child().sql(f"DESCRIBE HISTORY {name}").count()
         name = qualified(self.catalog, schema, table) + ".snapshots"
