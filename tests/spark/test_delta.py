@@ -31,6 +31,7 @@ from spark_destination.runtime.spark.session import SparkSettings
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
+from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, ok
 from tests.support.destination import (
     DELTA_CATALOG,
     DELTA_CONFIGURATION,
@@ -42,16 +43,6 @@ from tests.support.destination import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
-COLUMNS = [
-    column("id", "INT", pk=True),
-    column("name", "STRING"),
-    column("amount", "DECIMAL", precision=10, scale=2),
-    column("_fivetran_synced", "UTC_DATETIME"),
-    column("_fivetran_deleted", "BOOLEAN"),
-]
-HEADER = ["id", "name", "amount", "_fivetran_synced"]
-DAY1, DAY2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
-
 
 @pytest.fixture
 def delta(dest: Destination) -> Destination:
@@ -61,10 +52,6 @@ def delta(dest: Destination) -> Destination:
 @pytest.fixture
 def delta_lake(lake: Lake) -> Lake:
     return replace(lake, catalog=DELTA_CATALOG, flush=None)
-
-
-def _ok(response: object) -> None:
-    assert response.WhichOneof("response") == "success", response  # type: ignore[attr-defined]
 
 
 def _folder(spark: SparkSession, schema: str, table: str) -> str:
@@ -96,7 +83,7 @@ def _reader_features(folder: str) -> set[str]:
 def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
     delta: Destination, delta_lake: Lake, spark: SparkSession, spark_settings: SparkSettings
 ) -> None:
-    _ok(delta.create("orders", COLUMNS))
+    ok(delta.create("orders", COLUMNS))
     described = delta.describe("orders")
     assert [(c.name, c.primary_key) for c in described.table.columns] == [
         (c.name, c.primary_key) for c in COLUMNS
@@ -107,10 +94,10 @@ def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
     assert Path(folder).is_relative_to(Path(spark_settings.warehouse))
 
     rows = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1], ["3", "c", "3.50", DAY1]]
-    _ok(delta.write("orders", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    ok(delta.write("orders", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
     update = delta.write_file(HEADER, [["1", UNMOD, "9.50", DAY2]])
     deleted = delta.write_file(["id", "_fivetran_synced"], [["2", DAY2]])
-    _ok(delta.write("orders", COLUMNS, update=[update], delete=[deleted]))
+    ok(delta.write("orders", COLUMNS, update=[update], delete=[deleted]))
 
     expected = Counter({(1, "a", Decimal("9.50"), None): 1, (3, "c", Decimal("3.50"), None): 1})
     assert (
@@ -144,21 +131,21 @@ def test_a_sync_writes_a_delta_table_that_spark_and_delta_rs_read_alike(
 def test_truncate_and_add_column_on_delta(
     delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
-    _ok(delta.create("t", COLUMNS))
+    ok(delta.create("t", COLUMNS))
     rows = [["1", "a", "1.00", DAY1], ["2", "b", "2.00", DAY2]]
-    _ok(delta.write("t", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    ok(delta.write("t", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
     cut = datetime(2024, 1, 1, 12, tzinfo=UTC)
-    _ok(delta.truncate("t", cut, soft=True))
+    ok(delta.truncate("t", cut, soft=True))
     assert delta_lake.counted(delta.schema, "t", "id", "_fivetran_deleted") == Counter(
         {(1, True): 1, (2, None): 1}
     )
-    _ok(delta.truncate("t", datetime(2024, 1, 3, tzinfo=UTC)))
+    ok(delta.truncate("t", datetime(2024, 1, 3, tzinfo=UTC)))
     assert delta_lake.counted(delta.schema, "t", "id") == Counter()
 
     wider = [*COLUMNS, column("extra", "LONG")]
-    _ok(delta.alter("t", wider))
+    ok(delta.alter("t", wider))
     assert [c.name for c in delta.describe("t").table.columns] == [c.name for c in wider]
-    _ok(
+    ok(
         delta.write(
             "t",
             wider,
@@ -174,8 +161,8 @@ def test_truncate_and_add_column_on_delta(
 def test_a_failed_request_puts_the_delta_table_back_at_its_version(
     delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
-    _ok(delta.create("r", COLUMNS))
-    _ok(delta.write("r", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])]))
+    ok(delta.create("r", COLUMNS))
+    ok(delta.write("r", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])]))
     wider = [*COLUMNS, column("extra", "LONG")]
     request = pb.AlterTableRequest(
         configuration=delta.configuration,
@@ -185,7 +172,7 @@ def test_a_failed_request_puts_the_delta_table_back_at_its_version(
     before = _history(spark, delta.schema, "r")
     # The AlterTable's plan: its last step boundary comes after the column was added.
     with faults.recording() as seen:
-        _ok(delta.stub.AlterTable(replace_request(request, "r_probe", delta)))
+        ok(delta.stub.AlterTable(replace_request(request, "r_probe", delta)))
     boundaries = list(dict.fromkeys(b.name for b in seen))
     assert boundaries, "the AlterTable has one statement: nothing to fail between"
     with faults.inject(boundaries[-1]) as hits:
@@ -197,7 +184,7 @@ def test_a_failed_request_puts_the_delta_table_back_at_its_version(
     assert len(after) > len(before) + 1
     assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in COLUMNS]
     assert delta_lake.counted(delta.schema, "r", "id", "name") == Counter({(1, "a"): 1})
-    _ok(delta.stub.AlterTable(request))
+    ok(delta.stub.AlterTable(request))
     assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in wider]
 
 
@@ -205,7 +192,7 @@ def replace_request(
     request: pb.AlterTableRequest, table: str, delta: Destination
 ) -> pb.AlterTableRequest:
     """The same AlterTable on a twin table created for it (to enumerate its boundaries)."""
-    _ok(delta.create(table, COLUMNS))
+    ok(delta.create(table, COLUMNS))
     twin = pb.AlterTableRequest()
     twin.CopyFrom(request)
     twin.table.name = table
@@ -213,19 +200,28 @@ def replace_request(
 
 
 def test_iceberg_and_delta_tables_share_one_jvm(
-    dest: Destination, delta: Destination, lake: Lake, delta_lake: Lake, spark: SparkSession
+    dest: Destination,
+    delta: Destination,
+    lake: Lake,
+    delta_lake: Lake,
+    spark: SparkSession,
+    spark_settings: SparkSettings,
 ) -> None:
-    iceberg = replace(dest, configuration={**dest.configuration, "write_mode": "merge"})
-    _ok(iceberg.create("same", COLUMNS))
-    _ok(delta.create("same", COLUMNS))
-    _ok(
+    # Iceberg by name: the run's own table format may be Delta (SPARK_DESTINATION_CATALOG).
+    iceberg = replace(
+        dest,
+        configuration={**dest.configuration, "write_mode": "merge", "table_format": "iceberg"},
+    )
+    if lake.on_delta:
+        lake = replace(lake, catalog=spark_settings.catalog)
+    ok(iceberg.create("same", COLUMNS))
+    ok(delta.create("same", COLUMNS))
+    ok(
         iceberg.write(
             "same", COLUMNS, replace=[iceberg.write_file(HEADER, [["1", "i", "1.00", DAY1]])]
         )
     )
-    _ok(
-        delta.write("same", COLUMNS, replace=[delta.write_file(HEADER, [["1", "d", "1.00", DAY1]])])
-    )
+    ok(delta.write("same", COLUMNS, replace=[delta.write_file(HEADER, [["1", "d", "1.00", DAY1]])]))
     assert lake.counted(dest.schema, "same", "name") == Counter({("i",): 1})
     assert delta_lake.counted(delta.schema, "same", "name") == Counter({("d",): 1})
     assert _folder(spark, delta.schema, "same") != ""
@@ -244,12 +240,12 @@ def test_delta_refuses_settings_it_cannot_work_with(delta: Destination) -> None:
 def test_maintain_optimizes_and_vacuums_a_delta_table(
     engine: Engine, delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
-    _ok(delta.create("m", COLUMNS))
+    ok(delta.create("m", COLUMNS))
     for n in range(3):
         rows = [[str(n * 10 + i), f"n{i}", "1.00", DAY1] for i in range(10)]
-        _ok(delta.write("m", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+        ok(delta.write("m", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
     deleted = delta.write_file(["id", "_fivetran_synced"], [["0", DAY2], ["15", DAY2]])
-    _ok(delta.write("m", COLUMNS, delete=[deleted]))
+    ok(delta.write("m", COLUMNS, delete=[deleted]))
     expected = delta_lake.counted(delta.schema, "m", "id", "name")
     assert len(expected) == 28
 
@@ -273,10 +269,8 @@ def test_a_merge_that_loses_a_race_to_another_delta_writer_runs_again_on_the_new
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _ok(delta.create("race", COLUMNS))
-    _ok(
-        delta.write("race", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])])
-    )
+    ok(delta.create("race", COLUMNS))
+    ok(delta.write("race", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])]))
     # Large enough that the MERGE's jobs run for a while: the other writer commits meanwhile.
     rows = [[str(i), "b", "2.00", DAY2] for i in range(2, 60_002)]
     batch = delta.write_file(HEADER, rows)
@@ -311,7 +305,7 @@ def test_a_merge_that_loses_a_race_to_another_delta_writer_runs_again_on_the_new
 
     monkeypatch.setattr(Executor, "sql", sql)
     with caplog.at_level(logging.WARNING, logger="spark_destination"):
-        _ok(delta.write("race", COLUMNS, replace=[batch]))
+        ok(delta.write("race", COLUMNS, replace=[batch]))
 
     # The other writer's commit landed inside the MERGE's window, and the MERGE lost the race
     # to it: Delta's conflict, retried.
@@ -331,10 +325,8 @@ def test_a_merge_that_loses_a_race_to_another_delta_writer_runs_again_on_the_new
 def test_a_delta_table_an_earlier_process_left_in_the_warehouse_is_found_again(
     delta: Destination, delta_lake: Lake, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _ok(delta.create("kept", COLUMNS))
-    _ok(
-        delta.write("kept", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])])
-    )
+    ok(delta.create("kept", COLUMNS))
+    ok(delta.write("kept", COLUMNS, replace=[delta.write_file(HEADER, [["1", "a", "1.00", DAY1]])]))
     # The folder as a stopped server left it, under a schema this JVM's catalog never saw (an
     # in-memory session catalog forgets its tables when the JVM stops).
     folder = Path(_folder(spark, delta.schema, "kept"))
@@ -347,9 +339,7 @@ def test_a_delta_table_an_earlier_process_left_in_the_warehouse_is_found_again(
     assert [(c.name, c.type) for c in described.table.columns] == [
         (c.name, c.type) for c in COLUMNS
     ]
-    _ok(
-        later.write("kept", COLUMNS, replace=[later.write_file(HEADER, [["2", "b", "2.00", DAY2]])])
-    )
+    ok(later.write("kept", COLUMNS, replace=[later.write_file(HEADER, [["2", "b", "2.00", DAY2]])]))
     assert delta_lake.counted(later.schema, "kept", "id", "name") == Counter(
         {(1, "a"): 1, (2, "b"): 1}
     )
@@ -365,12 +355,12 @@ def test_the_setup_tests_pass_for_delta_tables(delta: Destination) -> None:
 def test_a_type_change_rewrites_the_delta_table_in_one_commit(
     delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
-    _ok(delta.create("w", COLUMNS))
+    ok(delta.create("w", COLUMNS))
     rows = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1]]
-    _ok(delta.write("w", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
+    ok(delta.write("w", COLUMNS, replace=[delta.write_file(HEADER, rows)]))
     # INT -> LONG: Databricks widens in place; open-source Delta 3.3 refused it, so a rewrite.
     changed = [column("id", "LONG", pk=True), *COLUMNS[1:]]
-    _ok(delta.alter("w", changed))
+    ok(delta.alter("w", changed))
     described = delta.describe("w").table.columns
     assert [(c.name, common.DataType.Name(c.type)) for c in described][:2] == [
         ("id", "LONG"),
@@ -395,16 +385,16 @@ def test_renames_and_drops_leave_the_delta_table_readable_by_every_reader(
     delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
     """No deletion vectors and no column mapping: a rename and a drop rewrite the table."""
-    _ok(delta.create("r", [*COLUMNS, column("gone", "STRING")]))
+    ok(delta.create("r", [*COLUMNS, column("gone", "STRING")]))
     rows = [["1", "a", "1.50", DAY1, "x"], ["2", "b", "2.50", DAY1, "y"]]
-    _ok(
+    ok(
         delta.write(
             "r",
             [*COLUMNS, column("gone", "STRING")],
             replace=[delta.write_file([*HEADER, "gone"], rows)],
         )
     )
-    _ok(
+    ok(
         delta.write(
             "r", COLUMNS, delete=[delta.write_file(["id", "_fivetran_synced"], [["2", DAY2]])]
         )
@@ -414,8 +404,8 @@ def test_renames_and_drops_leave_the_delta_table_readable_by_every_reader(
         configuration=delta.configuration,
         details=pb.MigrationDetails(schema=delta.schema, table="r", rename=rename),
     )
-    _ok(delta.stub.Migrate(request))
-    _ok(delta.alter("r", COLUMNS, drop_columns=True))
+    ok(delta.stub.Migrate(request))
+    ok(delta.alter("r", COLUMNS, drop_columns=True))
 
     assert [c.name for c in delta.describe("r").table.columns] == [c.name for c in COLUMNS]
     operations = [h["operation"] for h in _history(spark, delta.schema, "r")]
@@ -434,13 +424,13 @@ def test_a_column_name_delta_refuses_as_it_is_turns_column_mapping_on(
     delta: Destination, delta_lake: Lake, spark: SparkSession
 ) -> None:
     plain = [column("id", "INT", pk=True), column("v", "STRING")]
-    _ok(delta.create("m", plain))
+    ok(delta.create("m", plain))
     folder = _folder(spark, delta.schema, "m")
     assert _reader_features(folder) == {"timestampNtz"}
     wider = [*plain, column("full name", "STRING")]
-    _ok(delta.alter("m", wider))
+    ok(delta.alter("m", wider))
     rows = [["1", "a", "Ada Lovelace"], ["2", "b", "Grace Hopper"]]
-    _ok(delta.write("m", wider, replace=[delta.write_file(["id", "v", "full name"], rows)]))
+    ok(delta.write("m", wider, replace=[delta.write_file(["id", "v", "full name"], rows)]))
     assert "columnMapping" in _reader_features(folder)
     expected = Counter({(1, "a", "Ada Lovelace"): 1, (2, "b", "Grace Hopper"): 1})
     assert delta_lake.counted(delta.schema, "m", "id", "v", "full name") == expected

@@ -30,19 +30,11 @@ from spark_destination.local_services.metastore import (
 from spark_destination.local_services.server_process import ServerProcess, server_process
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from tests.support.destination import UNMOD, Destination, column
+from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, ok
+from tests.support.destination import UNMOD, Destination
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
-COLUMNS = [
-    column("id", "INT", pk=True),
-    column("name", "STRING"),
-    column("amount", "DECIMAL", precision=10, scale=2),
-    column("_fivetran_synced", "UTC_DATETIME"),
-    column("_fivetran_deleted", "BOOLEAN"),
-]
-HEADER = ["id", "name", "amount", "_fivetran_synced"]
-DAY1, DAY2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
 SCHEMA = "sales"
 CATALOG = "delta_hms"
 # Spark's name for a data source table's format, in the metastore's table parameters.
@@ -76,10 +68,6 @@ def _driver(server: ServerProcess, workdir: Path, configuration: dict[str, str])
     )
 
 
-def _ok(response: object) -> None:
-    assert response.WhichOneof("response") == "success", response  # type: ignore[attr-defined]
-
-
 def _delta_rs_rows(location: str) -> Counter[tuple[object, ...]]:
     table = DeltaTable(location).to_pyarrow_table(columns=["id", "name", "amount"])
     return Counter(tuple(row.values()) for row in table.to_pylist())
@@ -101,11 +89,11 @@ def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
         for name in (form.TEST_SETTINGS, form.TEST_WAREHOUSE, form.TEST_CATALOG):
             response = driver.stub.Test(common.TestRequest(name=name, configuration=configuration))
             assert response.WhichOneof("response") == "success", (name, response)
-        _ok(driver.create("orders", COLUMNS))
+        ok(driver.create("orders", COLUMNS))
         rows = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1], ["3", "c", "3.50", DAY1]]
-        _ok(driver.write("orders", COLUMNS, replace=[driver.write_file(HEADER, rows)]))
+        ok(driver.write("orders", COLUMNS, replace=[driver.write_file(HEADER, rows)]))
         iceberg = replace(driver, configuration={**configuration, "table_format": "iceberg"})
-        _ok(iceberg.create("events", COLUMNS))
+        ok(iceberg.create("events", COLUMNS))
 
     with _HiveClient(delta_metastore.uri) as client:
         table = client.get_table(SCHEMA, "orders")
@@ -130,7 +118,7 @@ def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
         assert described.table.columns[2].params.decimal.scale == 2
         update = driver.write_file(HEADER, [["1", UNMOD, "9.50", DAY2]])
         deleted = driver.write_file(["id", "_fivetran_synced"], [["2", DAY2]])
-        _ok(driver.write("orders", COLUMNS, update=[update], delete=[deleted]))
+        ok(driver.write("orders", COLUMNS, update=[update], delete=[deleted]))
     del expected[(1, "a", Decimal("1.50"))], expected[(2, "b", Decimal("2.50"))]
     expected[(1, "a", Decimal("9.50"))] += 1
     assert _delta_rs_rows(location) == expected

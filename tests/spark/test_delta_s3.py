@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -24,19 +25,11 @@ from spark_destination.local_services.object_store import REGION, ObjectStore
 from spark_destination.local_services.server_process import ServerProcess, server_process
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from tests.support.destination import UNMOD, Destination, column
+from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, ok
+from tests.support.destination import UNMOD, Destination
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
-COLUMNS = [
-    column("id", "INT", pk=True),
-    column("name", "STRING"),
-    column("amount", "DECIMAL", precision=10, scale=2),
-    column("_fivetran_synced", "UTC_DATETIME"),
-    column("_fivetran_deleted", "BOOLEAN"),
-]
-HEADER = ["id", "name", "amount", "_fivetran_synced"]
-DAY1, DAY2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
 SCHEMA = "sales_s3"
 ROWS = [["1", "a", "1.50", DAY1], ["2", "b", "2.50", DAY1], ["3", "c", "3.50", DAY1]]
 FIRST = Counter({(1, "a", Decimal("1.50")): 1, (2, "b", Decimal("2.50")): 1})
@@ -56,10 +49,6 @@ def _driver(server: ServerProcess, workdir: Path, configuration: dict[str, str])
     return Destination(
         stub=server.stub, workdir=workdir, configuration=configuration, schema=SCHEMA
     )
-
-
-def _ok(response: object) -> None:
-    assert response.WhichOneof("response") == "success", response  # type: ignore[attr-defined]
 
 
 def _delta_rs(store: ObjectStore, location: str) -> DeltaTable:
@@ -83,11 +72,11 @@ def _rows(table: DeltaTable) -> Counter[tuple[object, ...]]:
 
 def _sync(driver: Destination) -> None:
     """CreateTable, three rows, then an update of one and a delete of another."""
-    _ok(driver.create("orders", COLUMNS))
-    _ok(driver.write("orders", COLUMNS, replace=[driver.write_file(HEADER, ROWS)]))
+    ok(driver.create("orders", COLUMNS))
+    ok(driver.write("orders", COLUMNS, replace=[driver.write_file(HEADER, ROWS)]))
     update = driver.write_file(HEADER, [["1", UNMOD, "9.50", DAY2]])
     deleted = driver.write_file(["id", "_fivetran_synced"], [["2", DAY2]])
-    _ok(driver.write("orders", COLUMNS, update=[update], delete=[deleted]))
+    ok(driver.write("orders", COLUMNS, update=[update], delete=[deleted]))
 
 
 def test_delta_tables_on_s3_with_the_hadoop_catalog_are_found_again_by_a_new_server(
@@ -122,7 +111,7 @@ def test_delta_tables_on_s3_with_the_hadoop_catalog_are_found_again_by_a_new_ser
         assert not described.not_found
         assert [c.name for c in described.table.columns] == [c.name for c in COLUMNS]
         more = driver.write_file(HEADER, [["4", "d", "4.50", DAY2]])
-        _ok(driver.write("orders", COLUMNS, replace=[more]))
+        ok(driver.write("orders", COLUMNS, replace=[more]))
     table = _delta_rs(s3_store, location)
     assert _rows(table) == SECOND + Counter({(4, "d", Decimal("4.50")): 1})
     operations = [entry["operation"] for entry in table.history()]
@@ -148,3 +137,21 @@ def test_delta_tables_on_s3_are_registered_in_a_hive_metastore_on_the_same_bucke
         == f"{s3_store.bucket_uri('delta_hive')}/{SCHEMA}.db/orders".split("://", 1)[1]
     )
     assert _rows(_delta_rs(s3_store, location)) == SECOND
+
+
+def test_a_jvm_started_without_s3a_answers_delta_on_s3_with_a_task_naming_the_restart(
+    dest: Destination, s3_store: ObjectStore
+) -> None:
+    """The suite's shared JVM started for local Iceberg tables: without S3A's jars and
+    settings it cannot reach Delta's files on S3, and says so before anything runs."""
+    configuration = {
+        **s3_store.s3_configuration(),
+        "table_format": "delta",
+        "warehouse": s3_store.bucket_uri("refused_delta"),
+    }
+    refused = replace(dest, configuration=configuration).create("orders", COLUMNS)
+    assert refused.WhichOneof("response") == "task"
+    message = refused.task.message
+    assert "restart the destination" in message
+    assert "s3a" in message
+    assert s3_store.admin.secret_key not in message
