@@ -61,6 +61,7 @@ _MARKERS = (
     "spark: needs a JVM and a local Spark session (slow start-up, shared across the run)",
     "one_write_mode: the server's default write mode does not reach it; the deferred pass "
     "leaves it out",
+    "delta_all: a Delta test left out of CI for its time; SPARK_DESTINATION_DELTA_ALL=1 runs it",
 )
 # The server's default write mode for the whole run.
 WRITE_MODE = os.environ.get("SPARK_DESTINATION_WRITE_MODE", "merge")
@@ -98,14 +99,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     test_rest_catalog) set the mode, so they ran in the first pass."""
     unsupported: list[pytest.Item] = []
     # A module may run only some of its tests on Delta in CI (``DELTA_IN_CI``, the names of
-    # its test functions); SPARK_DESTINATION_DELTA_ALL=1 runs every one.
+    # its test functions), and a Delta test may be marked ``delta_all``;
+    # SPARK_DESTINATION_DELTA_ALL=1 runs every one.
     if not DELTA_ALL:
         unsupported += [
             item
             for item in items
-            if getattr(getattr(item, "callspec", None), "params", {}).get("catalog_kind") == DELTA
-            and getattr(item, "originalname", None)
-            not in getattr(item.module, "DELTA_IN_CI", {item.originalname})  # type: ignore[attr-defined]
+            if (
+                getattr(getattr(item, "callspec", None), "params", {}).get("catalog_kind") == DELTA
+                and getattr(item, "originalname", None)
+                not in getattr(item.module, "DELTA_IN_CI", {item.originalname})  # type: ignore[attr-defined]
+            )
+            or item.get_closest_marker("delta_all") is not None
         ]
     if unsupported:
         config.hook.pytest_deselected(items=unsupported)

@@ -12,7 +12,6 @@ the metastore gives.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +24,6 @@ from pyiceberg.catalog.hive import _HiveClient
 from spark_destination.local_services.metastore import (
     Metastore,
     destination_configuration,
-    hive_metastore,
 )
 from spark_destination.local_services.server_process import ServerProcess, server_process
 from spark_destination.server import form
@@ -35,18 +33,10 @@ from tests.support.destination import UNMOD, Destination
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
 
-SCHEMA = "sales"
+SCHEMA = "delta_sales"
 CATALOG = "delta_hms"
 # Spark's name for a data source table's format, in the metastore's table parameters.
 PROVIDER = "spark.sql.sources.provider"
-
-
-@pytest.fixture(scope="module")
-def delta_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
-    """A metastore of this module's own: the shared one's warehouse is claimed by the suite's
-    own process, and Delta tables on a local disk have one writing process per warehouse."""
-    with hive_metastore(tmp_path_factory.mktemp("delta_metastore")) as metastore:
-        yield metastore
 
 
 def _configuration(metastore: Metastore) -> dict[str, str]:
@@ -74,16 +64,16 @@ def _delta_rs_rows(location: str) -> Counter[tuple[object, ...]]:
 
 
 def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
-    delta_metastore: Metastore, tmp_path: Path
+    metastore: Metastore, tmp_path: Path
 ) -> None:
     """The schema is made in the metastore first, at a location outside the warehouse (as an
     administrator may): the table goes where the metastore says, so only the metastore, not a
     look through the warehouse's folders, can find it again. A second server process (a new
     JVM) describes and writes it; an Iceberg table shares the schema."""
     elsewhere = tmp_path / "elsewhere" / SCHEMA
-    with _HiveClient(delta_metastore.uri) as client:
+    with _HiveClient(metastore.uri) as client:
         client.create_database(Database(name=SCHEMA, locationUri=elsewhere.as_uri()))
-    configuration = _configuration(delta_metastore)
+    configuration = _configuration(metastore)
     with server_process(log_file=tmp_path / "first.log", flags=_flags(configuration)) as first:
         driver = _driver(first, tmp_path / "first", configuration)
         for name in (form.TEST_SETTINGS, form.TEST_WAREHOUSE, form.TEST_CATALOG):
@@ -95,7 +85,7 @@ def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
         iceberg = replace(driver, configuration={**configuration, "table_format": "iceberg"})
         ok(iceberg.create("events", COLUMNS))
 
-    with _HiveClient(delta_metastore.uri) as client:
+    with _HiveClient(metastore.uri) as client:
         table = client.get_table(SCHEMA, "orders")
         listed = set(client.get_all_tables(SCHEMA))
         events = client.get_table(SCHEMA, "events")
