@@ -25,10 +25,10 @@ from spark_destination.local_services.metastore import (
     Metastore,
     destination_configuration,
 )
-from spark_destination.local_services.server_process import ServerProcess, server_process
+from spark_destination.local_services.server_process import server_process
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, ok
+from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, driver_of, ok
 from tests.support.destination import UNMOD, Destination
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
@@ -51,13 +51,6 @@ def _flags(configuration: dict[str, str]) -> list[str]:
     ]
 
 
-def _driver(server: ServerProcess, workdir: Path, configuration: dict[str, str]) -> Destination:
-    workdir.mkdir(exist_ok=True)
-    return Destination(
-        stub=server.stub, workdir=workdir, configuration=configuration, schema=SCHEMA
-    )
-
-
 def _delta_rs_rows(location: str) -> Counter[tuple[object, ...]]:
     table = DeltaTable(location).to_pyarrow_table(columns=["id", "name", "amount"])
     return Counter(tuple(row.values()) for row in table.to_pylist())
@@ -75,7 +68,7 @@ def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
         client.create_database(Database(name=SCHEMA, locationUri=elsewhere.as_uri()))
     configuration = _configuration(metastore)
     with server_process(log_file=tmp_path / "first.log", flags=_flags(configuration)) as first:
-        driver = _driver(first, tmp_path / "first", configuration)
+        driver = driver_of(first, tmp_path / "first", configuration, SCHEMA)
         for name in (form.TEST_SETTINGS, form.TEST_WAREHOUSE, form.TEST_CATALOG):
             response = driver.stub.Test(common.TestRequest(name=name, configuration=configuration))
             assert response.WhichOneof("response") == "success", (name, response)
@@ -99,7 +92,7 @@ def test_a_delta_table_lives_in_the_metastore_and_a_new_server_finds_it_there(
     assert _delta_rs_rows(location) == expected
 
     with server_process(log_file=tmp_path / "second.log", flags=_flags(configuration)) as second:
-        driver = _driver(second, tmp_path / "second", configuration)
+        driver = driver_of(second, tmp_path / "second", configuration, SCHEMA)
         described = driver.describe("orders")
         assert not described.not_found
         assert [(c.name, c.primary_key) for c in described.table.columns] == [

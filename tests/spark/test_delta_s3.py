@@ -25,7 +25,7 @@ from spark_destination.local_services.object_store import REGION, ObjectStore
 from spark_destination.local_services.server_process import ServerProcess, server_process
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
-from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, ok
+from tests.support.delta_sync import COLUMNS, DAY1, DAY2, HEADER, driver_of, ok
 from tests.support.destination import UNMOD, Destination
 
 pytestmark = [pytest.mark.spark, pytest.mark.one_write_mode]
@@ -40,13 +40,6 @@ SECOND = Counter({(1, "a", Decimal("9.50")): 1, (3, "c", Decimal("3.50")): 1})
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
     with server_process(log_file=tmp_path / "server.log") as running:
         yield running
-
-
-def _driver(server: ServerProcess, workdir: Path, configuration: dict[str, str]) -> Destination:
-    workdir.mkdir(exist_ok=True)
-    return Destination(
-        stub=server.stub, workdir=workdir, configuration=configuration, schema=SCHEMA
-    )
 
 
 def _delta_rs(store: ObjectStore, location: str) -> DeltaTable:
@@ -87,7 +80,7 @@ def test_delta_tables_on_s3_with_the_hadoop_catalog_are_found_again_by_a_new_ser
     }
     location = f"{s3_store.bucket_uri('delta_lake')}/{SCHEMA}.db/orders"
     with server_process(log_file=tmp_path / "first.log") as first:
-        driver = _driver(first, tmp_path / "first", configuration)
+        driver = driver_of(first, tmp_path / "first", configuration, SCHEMA)
         for name in (form.TEST_SETTINGS, form.TEST_WAREHOUSE, form.TEST_CATALOG):
             response = driver.stub.Test(common.TestRequest(name=name, configuration=configuration))
             assert response.WhichOneof("response") == "success", (name, response)
@@ -104,7 +97,7 @@ def test_delta_tables_on_s3_with_the_hadoop_catalog_are_found_again_by_a_new_ser
     assert _rows(_delta_rs(s3_store, location)) == SECOND
 
     with server_process(log_file=tmp_path / "second.log") as second:
-        driver = _driver(second, tmp_path / "second", configuration)
+        driver = driver_of(second, tmp_path / "second", configuration, SCHEMA)
         described = driver.describe("orders")
         assert not described.not_found
         assert [c.name for c in described.table.columns] == [c.name for c in COLUMNS]
@@ -127,7 +120,7 @@ def test_delta_tables_on_s3_are_registered_in_a_hive_metastore_on_the_same_bucke
         "catalog": "delta_hms_s3",
         "table_format": "delta",
     }
-    driver = _driver(server, tmp_path / "driver", configuration)
+    driver = driver_of(server, tmp_path / "driver", configuration, SCHEMA)
     _sync(driver)
     with _HiveClient(s3_metastore.uri) as client:
         table = client.get_table(SCHEMA, "orders")

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from tests.support.destination import column
+from pathlib import Path
+
+from spark_destination.local_services.server_process import ServerProcess
+from tests.support.destination import Destination, column
 
 COLUMNS = [
     column("id", "INT", pk=True),
@@ -19,3 +22,14 @@ DAY1, DAY2 = "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"
 def ok(response: object) -> None:
     """``response`` (any of the protocol's) is a success."""
     assert response.WhichOneof("response") == "success", response  # type: ignore[attr-defined]
+
+
+def driver_of(
+    server: ServerProcess, workdir: Path, configuration: dict[str, str], schema: str
+) -> Destination:
+    """A Fivetran-like driver of a server process of the test's own, its batch files in
+    ``workdir``."""
+    workdir.mkdir(exist_ok=True)
+    return Destination(
+        stub=server.stub, workdir=workdir, configuration=configuration, schema=schema
+    )
