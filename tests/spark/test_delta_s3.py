@@ -21,7 +21,7 @@ from deltalake import DeltaTable
 from pyiceberg.catalog.hive import _HiveClient
 
 from spark_destination.local_services.metastore import Metastore
-from spark_destination.local_services.object_store import REGION, ObjectStore
+from spark_destination.local_services.object_store import READ_ONLY, REGION, ObjectStore
 from spark_destination.local_services.server_process import ServerProcess, server_process
 from spark_destination.server import form
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -93,6 +93,19 @@ def test_delta_tables_on_s3_with_the_hadoop_catalog_are_found_again_by_a_new_ser
         assert refused.WhichOneof("response") == "task"
         assert "amount" in refused.task.message
         assert "not a number" not in refused.task.message
+        assert _delta_rs(s3_store, location).version() == version
+        # Other keys for the same warehouse: S3A's settings are fixed when the JVM starts, so
+        # the request is refused naming the setting, never either key.
+        other = {**configuration, **s3_store.s3_configuration(READ_ONLY)}
+        refused = replace(driver, configuration=other).create("returns", COLUMNS)
+        assert refused.WhichOneof("response") == "task"
+        message = refused.task.message
+        assert "restart the destination" in message
+        assert "fs.s3a.access.key" in message
+        assert "fs.s3a.secret.key" in message
+        for who in (s3_store.admin, s3_store.identities[READ_ONLY]):
+            assert who.access_key not in message
+            assert who.secret_key not in message
         assert _delta_rs(s3_store, location).version() == version
     assert _rows(_delta_rs(s3_store, location)) == SECOND
 

@@ -11,7 +11,11 @@ from spark_destination.core.config import CatalogType, parse_config
 from spark_destination.core.errors import ConfigurationError
 from spark_destination.engine.engine import settings_for
 from spark_destination.runtime.spark.artifacts import ICEBERG_RUNTIME
-from spark_destination.runtime.spark.catalogs import CatalogSpec, unshared_warehouse_problem
+from spark_destination.runtime.spark.catalogs import (
+    CatalogSpec,
+    is_secret_property,
+    unshared_warehouse_problem,
+)
 from spark_destination.runtime.spark.session import (
     LOCAL_READ_BUFFER_BYTES,
     SparkSettings,
@@ -292,3 +296,27 @@ def test_a_hive_catalog_keeps_the_session_catalogs_tables_in_the_same_metastore(
 def test_the_session_catalogs_store_is_not_an_extra_spark_setting(key: str) -> None:
     with pytest.raises(ConfigurationError, match="managed by the destination"):
         SparkSettings(extra_conf=((key, "in-memory"),))
+
+
+def test_every_key_and_secret_of_a_catalog_is_kept_out_of_messages() -> None:
+    """The properties whose values a message comparing two catalogs never shows: every one
+    the S3 keys and a REST catalog's credentials produce, and none of the places."""
+    settings = settings_for(
+        parse_config(
+            {
+                **S3,
+                "catalog_type": "rest",
+                "catalog_uri": "http://127.0.0.1:8181",
+                "catalog_credential": "id:secret",
+                "warehouse": "s3://bucket/wh",
+            }
+        )
+    )
+    conf = dict(settings.catalog_spec.conf())
+    hidden = {key for key in conf if is_secret_property(key)}
+    values = {conf[key] for key in hidden}
+    assert {"AKIDEXAMPLE", "id:secret"} <= values
+    assert S3["s3_secret_access_key"] in values
+    for key in ("uri", "warehouse", "s3.endpoint", "client.region"):
+        shown = [name for name in conf if name.endswith("." + key)]
+        assert shown and not any(is_secret_property(name) for name in shown), key

@@ -55,8 +55,9 @@ MANAGED_PROPERTIES: Final = frozenset(
         *MANAGED_S3_PROPERTIES,
     }
 )
-# A catalog property whose value is a secret: never in a message.
-_SECRET_WORDS: Final = ("secret", "credential", "password", "token")
+# A catalog property whose value is a key or a secret: never in a message. "key" covers the
+# access key id beside the secret key: a message that compared catalogs showed the id.
+_SECRET_WORDS: Final = ("key", "secret", "credential", "password", "token")
 # The default service name a REST catalog's SigV4 requests are signed for (S3 Tables).
 DEFAULT_SIGNING_NAME: Final = "s3tables"
 
