@@ -25,9 +25,18 @@ import pytest
 from spark_destination.runtime.execute import faults
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
 from spark_destination.server.proto.fivetran_sdk.v2 import destination_sdk_pb2 as pb
-from tests.support.destination import NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
+from tests.spark.conftest import CATALOG
+from tests.support.destination import DELTA, NULL, PENDING_PREFIX, UNMOD, Destination, Lake, column
 
-pytestmark = pytest.mark.spark
+pytestmark = [
+    pytest.mark.spark,
+    # A faulted request's state is compared through Iceberg's snapshots and history metadata
+    # tables. On Delta a restore is a commit of its own, so that comparison has no Delta form
+    # yet; test_delta.py fails a Delta request after its commit and checks the restore.
+    pytest.mark.skipif(
+        CATALOG == DELTA, reason="compares Iceberg snapshots; no Delta form of the state yet"
+    ),
+]
 
 SYNCED, DELETED = "_fivetran_synced", "_fivetran_deleted"
 START, END, ACTIVE = "_fivetran_start", "_fivetran_end", "_fivetran_active"

@@ -169,9 +169,7 @@ def test_a_value_that_does_not_fit_fails_before_anything_is_written(
         table=TABLE,
         files=BatchFiles(replace=(str(path),), params=PARAMS, keys={str(path): key}),
     )
+    commits = lake.snapshot_count(schema, "t")  # Delta's CREATE is a version of its own
     with pytest.raises(ValueConversionError, match="'flag' \\(BOOLEAN\\).*data row 2"):
         engine.apply({}, request)
-    snapshots = lake.child().sql(
-        f"SELECT count(*) FROM {qualified(lake.catalog, schema, 't')}.snapshots"
-    )
-    assert snapshots.collect()[0][0] == 0
+    assert lake.snapshot_count(schema, "t") == commits
