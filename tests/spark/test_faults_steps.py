@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from spark_destination.dialects.quoting import qualified
 from spark_destination.runtime.execute import faults
 from spark_destination.runtime.execute.deferred import MARKER_PROPERTY
 from spark_destination.server.proto.fivetran_sdk.v2 import common_pb2 as common
@@ -256,13 +257,13 @@ def _contents(dest: Destination, lake: Lake, name: str) -> dict[str, Any]:
     while the rows, the description and the properties (the table's metadata, which a restore
     puts back too) are as they were."""
     session = lake.child()
-    qualified = f"{lake.catalog}.`{dest.schema}`.`{name}`"
-    frame = session.table(qualified)
+    table = qualified(lake.catalog, dest.schema, name)
+    frame = session.table(table)
     # As text: PySpark cannot turn the minimum timestamp (0001-01-01) into a datetime.
     frame = frame.selectExpr(*(f"CAST(`{c}` AS STRING)" for c in frame.columns))
     rows = sorted(tuple(r) for r in frame.collect())
     if lake.on_delta:
-        shown = session.sql(f"SHOW TBLPROPERTIES {qualified}").collect()
+        shown = session.sql(f"SHOW TBLPROPERTIES {table}").collect()
         # A failed flush leaves its record on the intermediate table by design: the next
         # flush reads it, finds the MERGE undone in the table's log and runs again.
         properties = sorted(tuple(r) for r in shown if r[0] != MARKER_PROPERTY)
@@ -270,11 +271,11 @@ def _contents(dest: Destination, lake: Lake, name: str) -> dict[str, Any]:
     snapshots = [
         (r[0], r[1])
         for r in session.sql(
-            f"SELECT snapshot_id, operation FROM {qualified}.snapshots ORDER BY committed_at"
+            f"SELECT snapshot_id, operation FROM {table}.snapshots ORDER BY committed_at"
         ).collect()
     ]
     current = session.sql(
-        f"SELECT snapshot_id FROM {qualified}.history WHERE is_current_ancestor "
+        f"SELECT snapshot_id FROM {table}.history WHERE is_current_ancestor "
         "ORDER BY made_current_at DESC LIMIT 1"
     ).collect()
     return {"rows": rows, "snapshots": snapshots, "current": current[0][0] if current else None}
